@@ -1,0 +1,1 @@
+"""Entry modules of the executables: one per plugin, nothing but the wiring."""

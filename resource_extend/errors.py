@@ -1,0 +1,32 @@
+"""The errors a verb can fail with.
+
+Every failure a caller can cause or a store can report is a ``PluginError``; the command line prints its
+message on one stderr line and exits 128. Anything else escaping a verb is a bug, reported the same way
+(never as a traceback) so that core's combined-output reader still gets one line.
+"""
+
+from __future__ import annotations
+
+
+class PluginError(Exception):
+    """A verb failed; ``str(error)`` is the one line an operator reads."""
+
+
+class NodeNotExists(PluginError):
+    """The store holds no record for the node (reference sentinel ``node not exists``)."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__(f"key: {node}: node not exists")
+        self.node = node
+
+
+class StoreUnavailable(PluginError):
+    """No etcd endpoint answered, or every answer was an error."""
+
+
+class Conflict(PluginError):
+    """A guarded write kept losing to concurrent writers after every retry."""
+
+
+class UsageError(Exception):
+    """A malformed command line: exit status 2, never touches the store."""

@@ -1,0 +1,1 @@
+"""The GPU plugin: cards counted per product model."""

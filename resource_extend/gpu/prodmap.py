@@ -1,0 +1,77 @@
+"""Card counts per product: the one value type of the GPU plugin, and its arithmetic.
+
+A map is a plain ``dict[str, int]``. ``None`` stands for a map that was never set (the reference writes
+``"prod_count_map": null`` for it); every operation treats it as empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from resource_extend.errors import PluginError
+from resource_extend.params import strict_int
+
+ProdMap = dict[str, int]
+MaybeMap = Optional[ProdMap]
+
+# Go's strings.TrimSpace trims Unicode White_Space; str.strip() also trims U+001C..U+001F.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+def count(m: MaybeMap) -> int:
+    return sum(m.values()) if m else 0
+
+
+def add(m: MaybeMap, n: MaybeMap) -> ProdMap:
+    """``m + n`` per product; products that reach zero disappear (negatives stay)."""
+    return _combine(m, n, 1)
+
+
+def sub(m: MaybeMap, n: MaybeMap) -> ProdMap:
+    """``m - n`` per product; products that reach zero disappear (negatives stay)."""
+    return _combine(m, n, -1)
+
+
+def _combine(m: MaybeMap, n: MaybeMap, sign: int) -> ProdMap:
+    result = dict(m or {})
+    for product, k in (n or {}).items():
+        total = result.get(product, 0) + sign * k
+        if total:
+            result[product] = total
+        else:
+            result.pop(product, None)
+    return result
+
+
+def validate(m: MaybeMap) -> None:
+    """Every count positive and every product named, else the reference's ``invalid gpu map/product``."""
+    for product, k in (m or {}).items():
+        if k <= 0:
+            raise PluginError(f"count is less than or equal to zero: <product: {product}, count: {k}>: invalid gpu map")
+        if not product.strip(_GO_SPACE):
+            raise PluginError(f"product is empty: invalid gpu product (product {product!r})")
+
+
+def validate_products(m: MaybeMap) -> None:
+    """Only the blank-product check: realloc requests may carry negative counts."""
+    for product in m or {}:
+        if not product.strip(_GO_SPACE):
+            raise PluginError(f"product is empty: invalid gpu product (product {product!r})")
+
+
+def parse(resource: Mapping[str, Any] | None, where: str) -> MaybeMap:
+    """Strictly decode ``{"prod_count_map": {...}}``: counts must be integers; absent object or key → None."""
+    if resource is None:
+        return None
+    raw = resource.get("prod_count_map")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise PluginError(f"json: cannot unmarshal {where}.prod_count_map: want an object of counts")
+    return {product: strict_int(k, f"{where}.prod_count_map[{product!r}]") for product, k in raw.items()}
+
+
+def to_json(m: MaybeMap) -> dict[str, Any]:
+    """The wire shape; map keys sorted as Go's encoder writes them."""
+    return {"prod_count_map": None if m is None else {p: m[p] for p in sorted(m)}}

@@ -1,0 +1,63 @@
+"""JSON in and out, matching what the reference's Go encoder writes.
+
+Records in etcd are shared with the Go implementation, so they are written the way Go marshals them:
+no spaces, UTF-8 as is, and ``<``, ``>``, ``&``, U+2028, U+2029 escaped. Floats that hold an integer are
+written without a fraction (Go writes ``1``, Python would write ``1.0``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from resource_extend.errors import PluginError
+
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON with Go's escaping; keys keep the order the caller built them in."""
+    text = json.dumps(_go_numbers(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # The characters only occur inside JSON strings, so a plain translation is exact.
+    return text.translate(_GO_ESCAPES)
+
+
+def _go_numbers(value: Any) -> Any:
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 1e21 else value
+    if isinstance(value, dict):
+        return {k: _go_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_numbers(v) for v in value]
+    return value
+
+
+def loads_request(data: bytes) -> dict[str, Any]:
+    """Decode the one JSON value on stdin into a request object (``null`` reads as no fields).
+
+    Like the reference's streaming decoder, only the first complete value counts; what follows it is
+    ignored. Invalid UTF-8 inside strings becomes U+FFFD, as Go's decoder does.
+    """
+    text = data.decode("utf-8", errors="replace")
+    stripped = text.lstrip(" \t\r\n")
+    if not stripped:
+        raise PluginError("decode plugin input: EOF")
+    try:
+        value, _ = json.JSONDecoder(parse_constant=_reject_constant).raw_decode(stripped)
+    except json.JSONDecodeError as exc:
+        raise PluginError(f"decode plugin input: {exc.msg} at offset {exc.pos}") from None
+    except RecursionError:
+        raise PluginError("decode plugin input: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise PluginError(f"decode plugin input: {exc}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        kind = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
+        raise PluginError(f"decode plugin input: json: cannot unmarshal {kind} into a request object")
+    return value
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; Go's decoder refuses them too.
+    raise ValueError(f"invalid number literal {name}")

@@ -1,0 +1,1 @@
+"""The storage resource plugin: volumes, disks and flat storage on a node."""

@@ -1,0 +1,135 @@
+"""Volume bindings: ``source:destination[:flags[:size[:read_IOPS:write_IOPS:read_BPS:write_BPS]]]``.
+
+Bindings always travel as strings; the stored (full, 8-field) form is what records and plan keys hold, the
+engine form is what a container runtime is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from resource_extend.errors import PluginError
+from resource_extend.storage.size import parse_size
+
+_AUTO = "AUTO"
+
+
+@dataclass
+class VolumeBinding:
+    source: str
+    destination: str
+    flags: str
+    size: int
+    read_iops: int = 0
+    write_iops: int = 0
+    read_bps: int = 0
+    write_bps: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> VolumeBinding:
+        parts = text.split(":")
+        if not 2 <= len(parts) <= 8:
+            raise PluginError(f"{text}: invalid volume")
+        if len(parts) == 2:
+            parts.append("rw")
+        parts += ["0"] * (8 - len(parts))
+        size, read_iops, write_iops, read_bps, write_bps = (parse_size(part) for part in parts[3:])
+        # Flags are a bag of letters; sorting makes "wrm" and "mrw" the same binding.
+        flags = "".join(sorted(parts[2])) or "rw"
+        if not parts[1]:
+            raise PluginError(f"dest must be provided: {text}: invalid volume")
+        return cls(parts[0], parts[1], flags, size, read_iops, write_iops, read_bps, write_bps)
+
+    @property
+    def require_schedule(self) -> bool:
+        return self.source.endswith(_AUTO) or self.source == ""
+
+    @property
+    def monopoly(self) -> bool:
+        return self.require_schedule and "m" in self.flags
+
+    @property
+    def unlimited(self) -> bool:
+        return self.require_schedule and self.size == 0 and not any(self.quota)
+
+    @property
+    def require_iops(self) -> bool:
+        return any(value > 0 for value in self.quota)
+
+    @property
+    def valid_io(self) -> bool:
+        return all(value >= 0 for value in self.quota)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """The identity realloc merges by."""
+        return (self.source, self.destination, self.flags)
+
+    @property
+    def quota(self) -> tuple[int, int, int, int]:
+        return (self.read_iops, self.write_iops, self.read_bps, self.write_bps)
+
+    def copy(self) -> VolumeBinding:
+        return replace(self)
+
+    def to_string(self, normalize: bool = False) -> str:
+        """The stored 8-field form, or (``normalize``) the engine form without the monopoly letter."""
+        flags = self.flags.replace("m", "") if normalize else self.flags
+        if "o" in flags:
+            flags = flags.replace("o", "").replace("r", "ro").replace("w", "wo")
+        head = f"{self.source}:{self.destination}"
+        full = f"{head}:{flags}:{self.size}:" + ":".join(str(value) for value in self.quota)
+        if not normalize:
+            return full
+        # The engine form is chosen by the flags as parsed, not as rewritten above.
+        if self.flags == "" and self.size == 0:
+            return head
+        if any(self.quota):
+            return full
+        return f"{head}:{flags}:{self.size}"
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+
+def parse_bindings(texts: Iterable[str]) -> list[VolumeBinding]:
+    """Parse every string; the first bad one fails the whole list."""
+    return [VolumeBinding.parse(text) for text in texts]
+
+
+def bindings_to_json(bindings: Iterable[VolumeBinding]) -> list[str]:
+    return [binding.to_string() for binding in bindings]
+
+
+def need_schedule(bindings: Iterable[VolumeBinding]) -> bool:
+    """Whether the scheduler has anything to place or charge; if not, plans are empty."""
+    return any(binding.require_schedule or binding.require_iops for binding in bindings)
+
+
+def total_size(bindings: Iterable[VolumeBinding]) -> int:
+    return sum(binding.size for binding in bindings)
+
+
+def validate_bindings(bindings: Iterable[VolumeBinding]) -> None:
+    for binding in bindings:
+        if binding.monopoly and binding.size <= 0:
+            raise PluginError(f"monopoly volume requires a positive size: {binding}: invalid volume")
+        if not binding.valid_io:
+            raise PluginError(f"invalid io parameters: {binding}: invalid volume")
+
+
+def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) -> list[VolumeBinding]:
+    """Sum bindings sharing a key (base first, then new); a merged negative size removes the binding."""
+    merged: dict[tuple[str, str, str], VolumeBinding] = {}
+    for binding in (*base, *new):
+        found = merged.get(binding.key)
+        if found is None:
+            merged[binding.key] = binding.copy()
+            continue
+        found.size += binding.size
+        found.read_iops += binding.read_iops
+        found.write_iops += binding.write_iops
+        found.read_bps += binding.read_bps
+        found.write_bps += binding.write_bps
+    return [binding for binding in merged.values() if binding.size >= 0]

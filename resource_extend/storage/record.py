@@ -1,0 +1,274 @@
+"""A node's storage resources and the record stored for it in etcd.
+
+``{"capacity": NodeResource, "usage": NodeResource}``, each ``{"volumes": {device: bytes}, "disks": [...],
+"storage": bytes}``. Records are shared with the Go plugin, so they are read and written in exactly its
+shape, ``null`` fields included; the validation run before every write is the only normalisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from resource_extend.errors import PluginError
+from resource_extend.storage import decoding
+from resource_extend.storage.disk import (
+    Disk,
+    disk_by_device,
+    disks_add,
+    disks_from_json,
+    disks_sub,
+    disks_to_json,
+    remove_mounts,
+)
+from resource_extend.storage.volume import (
+    Volumes,
+    volumes_add,
+    volumes_from_json,
+    volumes_sub,
+    volumes_to_json,
+)
+from resource_extend.storage.workload import WorkloadResource
+
+
+@dataclass
+class NodeResource:
+    # None is a field the JSON had as null or lacked; it is written back the same way.
+    volumes: Volumes | None = field(default_factory=dict)
+    disks: list[Disk] | None = field(default_factory=list)
+    storage: int = 0
+
+    @classmethod
+    def from_json(cls, value: Any, where: str = "node resource") -> NodeResource:
+        """Decode the parsed form: exact key names, integral numbers (``"storage": "1T"`` is an error)."""
+        source = decoding.object_or_none(value, where)
+        if source is None:
+            raise PluginError(f"{where} must be an object, not null")
+        return cls(
+            volumes_from_json(source.get("volumes"), f"{where}.volumes"),
+            disks_from_json(decoding.list_field(source, "disks", where)),
+            decoding.int_field(source, "storage", where),
+        )
+
+    @classmethod
+    def from_workload(cls, workload: WorkloadResource) -> NodeResource:
+        """What one workload holds: its planned volumes, requested storage and requested disk quotas."""
+        return cls(workload.volume_plan_request.volumes(), workload.disks_request, workload.storage_request)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "volumes": volumes_to_json(self.volumes),
+            "disks": disks_to_json(self.disks),
+            "storage": self.storage,
+        }
+
+    def copy(self) -> NodeResource:
+        """A deep copy; like the reference's, a missing map or list comes back empty."""
+        disks = [disk.copy() for disk in self.disks or ()]
+        return NodeResource(dict(self.volumes or {}), disks, self.storage)
+
+    def add(self, other: NodeResource) -> NodeResource:
+        return NodeResource(
+            volumes_add(self.volumes or {}, other.volumes or {}),
+            disks_add(self.disks or (), other.disks or ()),
+            self.storage + other.storage,
+        )
+
+    def sub(self, other: NodeResource) -> NodeResource:
+        return NodeResource(
+            volumes_sub(self.volumes or {}, other.volumes or {}),
+            disks_sub(self.disks or (), other.disks or ()),
+            self.storage - other.storage,
+        )
+
+    def without_empty_volumes(self) -> NodeResource:
+        """A copy without the volumes whose size is exactly 0 (storage is left alone)."""
+        result = self.copy()
+        if self.volumes is None:
+            result.volumes = None
+        else:
+            result.volumes = {device: size for device, size in self.volumes.items() if size != 0}
+        return result
+
+
+@dataclass
+class StorageRecord:
+    capacity: NodeResource | None
+    usage: NodeResource | None
+
+    @classmethod
+    def empty(cls) -> StorageRecord:
+        """What a node with nothing stored reads as."""
+        return cls(NodeResource(), NodeResource())
+
+    @classmethod
+    def from_json(cls, value: Any) -> StorageRecord:
+        source = decoding.object_or_none(value, "storage record") or {}
+        return cls(_resource_or_none(source, "capacity"), _resource_or_none(source, "usage"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "capacity": None if self.capacity is None else self.capacity.to_json(),
+            "usage": None if self.usage is None else self.usage.to_json(),
+        }
+
+    def available(self) -> NodeResource:
+        """Capacity minus usage."""
+        return (self.capacity or NodeResource()).copy().sub(self.usage or NodeResource())
+
+    def validated(self) -> StorageRecord:
+        """The record as it may be written: usage filled in if missing, disks sorted by device, usage disks
+        given their capacity disk's mounts and orphan all-zero usage disks dropped. Raises ``PluginError``
+        naming every problem (volumes, storage, disks) when it may not be written."""
+        if self.capacity is None:
+            raise PluginError("invalid capacity")
+        capacity = _faithful_copy(self.capacity)
+        usage = _synthesized_usage(capacity) if self.usage is None else _faithful_copy(self.usage)
+        if capacity.disks is not None:
+            capacity.disks.sort(key=_device)
+        if usage.disks is not None:
+            usage.disks.sort(key=_device)
+        problems = [
+            problem for problem in (_volume_problem(capacity, usage), _storage_problem(capacity, usage)) if problem
+        ]
+        disk_problem = _reconcile_disks(capacity, usage)
+        if disk_problem:
+            problems.append(disk_problem)
+        if problems:
+            raise PluginError("; ".join(problems))
+        return StorageRecord(capacity, usage)
+
+
+def combine(
+    origin: NodeResource,
+    resource: NodeResource | None,
+    workloads: Iterable[WorkloadResource],
+    delta: bool,
+    incr: bool,
+) -> NodeResource:
+    """The new capacity or usage after a set-node-resource-* call.
+
+    Absolute mode (not ``delta``) starts from nothing and always adds; delta mode adds to or subtracts
+    from ``origin``. ``resource`` (a parsed request or resource) wins over ``workloads``.
+    """
+    if delta:
+        result = origin.copy()
+    else:
+        result = NodeResource()
+        incr = True
+    parts = [resource] if resource is not None else [NodeResource.from_workload(w) for w in workloads]
+    for part in parts:
+        result = result.add(part) if incr else result.sub(part)
+    return result
+
+
+def reconcile_usage(stored: NodeResource, workloads: Iterable[WorkloadResource]) -> tuple[NodeResource, list[str]]:
+    """Recompute usage from the workloads on the node and describe where the stored usage differs.
+
+    The computed usage's disks carry the stored disks' mounts, as the reference leaves them.
+    """
+    volumes: Volumes = {}
+    disks: list[Disk] = []
+    storage = 0
+    for workload in workloads:
+        volumes = volumes_add(volumes, workload.volume_plan_request.volumes())
+        storage += workload.storage_request
+        disks = disks_add(disks, remove_mounts(workload.disks_request or ()))
+
+    diffs = []
+    if stored.storage != storage:
+        diffs.append(f"node.Storage != sum(workload.Storage): {stored.storage} != {storage}")
+    stored_volumes = stored.volumes or {}
+    for device, size in stored_volumes.items():
+        if volumes.get(device, 0) != size:
+            diffs.append(_volume_diff(device, size, volumes.get(device, 0)))
+    for device, size in volumes.items():
+        if device not in stored_volumes and size != 0:
+            diffs.append(_volume_diff(device, 0, size))
+    for disk in stored.disks or ():
+        found = disk_by_device(disks, disk.device)
+        summed = disk.stamped(found.quota if found is not None else (0, 0, 0, 0))
+        if found is not None:
+            found.mounts = summed.mounts
+        if summed.disk_string() != disk.disk_string():
+            diffs.append(
+                f"node.Disks[{disk.device}] != sum(workload.Disks[{disk.device}]): "
+                f"{disk.disk_string()} != {summed.disk_string()}"
+            )
+    return NodeResource(volumes, disks, storage), diffs
+
+
+def _volume_diff(device: str, stored: int, computed: int) -> str:
+    return f"node.Volumes[{device}] != sum(workload.Volumes[{device}]): {stored} != {computed}"
+
+
+def _resource_or_none(source: dict[str, Any], key: str) -> NodeResource | None:
+    value = source.get(key)
+    return None if value is None else NodeResource.from_json(value, key)
+
+
+def _faithful_copy(resource: NodeResource) -> NodeResource:
+    # Unlike NodeResource.copy, keeps null fields null so a record is written back in its own shape.
+    return NodeResource(
+        None if resource.volumes is None else dict(resource.volumes),
+        None if resource.disks is None else [disk.copy() for disk in resource.disks],
+        resource.storage,
+    )
+
+
+def _synthesized_usage(capacity: NodeResource) -> NodeResource:
+    return NodeResource(
+        {device: 0 for device in capacity.volumes or {}},
+        [disk.stamped((0, 0, 0, 0)) for disk in capacity.disks or ()],
+        0,
+    )
+
+
+def _device(disk: Disk) -> str:
+    return disk.device
+
+
+def _volume_problem(capacity: NodeResource, usage: NodeResource) -> str | None:
+    used = usage.volumes or {}
+    for device, size in sorted((capacity.volumes or {}).items()):
+        if size < 0:
+            return f"volume size should not be less than 0: {device} is {size}: invalid volume"
+        if device in used and not 0 <= used[device] <= size:
+            return f"invalid size in usage: {device} uses {used[device]} of {size}: invalid volume"
+    return None
+
+
+def _storage_problem(capacity: NodeResource, usage: NodeResource) -> str | None:
+    if capacity.storage < 0:
+        return f"storage capacity can't be negative: {capacity.storage}: invalid storage"
+    if usage.storage < 0:
+        return f"storage usage can't be negative: {usage.storage}: invalid storage"
+    return None
+
+
+def _reconcile_disks(capacity: NodeResource, usage: NodeResource) -> str | None:
+    """Check disk quotas, copying capacity mounts onto usage disks and dropping orphan all-zero ones."""
+    capacity_disks = capacity.disks or []
+    usage_disks = usage.disks or []
+    for disk in capacity_disks:
+        if min(disk.quota) < 0:
+            return f"disk IOPS / BPS can't be negative: {disk.disk_string()}: invalid disk"
+        used = disk_by_device(usage_disks, disk.device)
+        if used is None:
+            continue
+        used.mounts = None if disk.mounts is None else list(disk.mounts)
+        if min(used.quota) < 0:
+            return f"disk IOPS / BPS can't be negative: usage {used.disk_string()}: invalid disk"
+        if any(u > c for u, c in zip(used.quota, disk.quota)):
+            return (
+                f"disk IOPS / BPS usage can't be greater than capacity: "
+                f"{used.disk_string()} > {disk.disk_string()}: invalid disk"
+            )
+    known = {disk.device for disk in capacity_disks}
+    for disk in usage_disks:
+        if disk.device not in known and any(disk.quota):
+            return f"disk {disk.device} not found in capacity: invalid disk"
+    if usage.disks is not None:
+        usage.disks = [disk for disk in usage.disks if disk.device in known]
+    return None

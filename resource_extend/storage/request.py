@@ -1,0 +1,195 @@
+"""Requests in the form operators write them: a workload's volumes and storage, a node's capacity.
+
+Both read core's loosely typed request maps the way the reference does (aliases, human sizes, non-string
+list elements dropped) and turn them into the plugin's values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from resource_extend import params
+from resource_extend.errors import PluginError
+from resource_extend.storage.binding import (
+    VolumeBinding,
+    merge_bindings,
+    parse_bindings,
+    total_size,
+    validate_bindings,
+)
+from resource_extend.storage.disk import Disk
+from resource_extend.storage.record import NodeResource
+from resource_extend.storage.size import parse_size, size_param
+from resource_extend.storage.volume import Volumes, volumes_total
+from resource_extend.storage.workload import WorkloadResource
+
+_REQUEST_KEYS = ("volumes-request", "volume-request")
+_LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
+
+
+@dataclass
+class WorkloadRequest:
+    volumes_request: list[VolumeBinding] = field(default_factory=list)
+    volumes_limit: list[VolumeBinding] = field(default_factory=list)
+    storage_request: int = 0
+    storage_limit: int = 0
+
+    @classmethod
+    def parse(cls, req: dict[str, Any]) -> WorkloadRequest:
+        """Read ``workload_resource_request``; bad binding or size text is an error."""
+        volumes_request = parse_bindings(_first_non_empty(req, _REQUEST_KEYS))
+        volumes_limit = parse_bindings(_first_non_empty(req, _LIMIT_KEYS))
+        storage_request = size_param(req, "storage-request")
+        storage_limit = size_param(req, "storage-limit")
+        if "storage" in req:
+            storage_request = storage_limit = size_param(req, "storage")
+        if volumes_limit and not volumes_request:
+            volumes_request = [binding.copy() for binding in volumes_limit]
+        return cls(volumes_request, volumes_limit, storage_request, storage_limit)
+
+    def realloc_merge(self, current: WorkloadResource) -> WorkloadRequest:
+        """The workload's new totals when this request is applied to what it holds (validate with
+        ``fold=False``: the request's binding sizes are already counted into the storages here)."""
+        return WorkloadRequest(
+            merge_bindings(self.volumes_request, current.volumes_request),
+            merge_bindings(self.volumes_limit, current.volumes_limit),
+            self.storage_request + current.storage_request + total_size(self.volumes_request),
+            self.storage_limit + current.storage_limit + total_size(self.volumes_limit),
+        )
+
+    def validated(self, fold: bool = True) -> WorkloadRequest:
+        """Check the request and return it normalised: both lists sorted by stored form and paired,
+        limits raised to their requests, storages settled and (``fold``) the binding sizes added in.
+
+        Raises ``PluginError`` (``invalid volume`` / ``invalid storage``); ``self`` is never changed.
+        """
+        result = WorkloadRequest(
+            [binding.copy() for binding in self.volumes_request],
+            [binding.copy() for binding in self.volumes_limit],
+            self.storage_request,
+            self.storage_limit,
+        )
+        if not (result.volumes_request or result.volumes_limit or result.storage_request or result.storage_limit):
+            return result
+        # The reference runs both checks even when the first fails; the first failure is reported.
+        volume_error = _settle_volumes(result.volumes_request, result.volumes_limit)
+        storage_error = _settle_storage(result, fold)
+        error = volume_error or storage_error
+        if error is not None:
+            raise error
+        return result
+
+
+@dataclass
+class NodeRequest:
+    """A node's resources in request form; ``present`` records which keys the request had."""
+
+    volumes: Volumes = field(default_factory=dict)
+    storage: int = 0
+    disks: list[Disk] = field(default_factory=list)
+    rm_disks: list[str] | None = None
+    present: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, req: dict[str, Any]) -> NodeRequest:
+        """Read add-node's ``resource`` or set-*'s ``resource_request``; ``storage`` includes the volumes."""
+        volumes: Volumes = {}
+        for text in params.string_list(req, "volumes"):
+            parts = text.split(":")
+            if len(parts) != 2:
+                raise PluginError(f"volume should have 2 parts: {text}: invalid volume")
+            volumes[parts[0]] = parse_size(parts[1])
+        storage = size_param(req, "storage") + volumes_total(volumes)
+        disks = [Disk.parse(text) for text in params.string_list(req, "disks")]
+        rm_disks = params.string(req, "rm-disks").split(",") if "rm-disks" in req else None
+        present = frozenset(key for key in ("volumes", "storage", "disks") if key in req)
+        return cls(volumes, storage, disks, rm_disks, present)
+
+    def as_resource(self) -> NodeResource:
+        return NodeResource(dict(self.volumes), [disk.copy() for disk in self.disks], self.storage)
+
+    def capacity_for_add(self, storage_total: int) -> NodeResource:
+        """add-node's capacity: with no storage and no volumes, 80% of what the engine reports."""
+        resource = self.as_resource()
+        if resource.storage == 0:
+            scaled = abs(storage_total) * 8 // 10
+            resource.storage = scaled if storage_total >= 0 else -scaled
+        return resource
+
+    def skip_empty(self, stored: NodeResource) -> NodeRequest:
+        """For an absolute capacity update: keys the request left out keep their stored values; storage
+        left out follows a change of volumes."""
+        volumes = self.volumes if "volumes" in self.present else dict(stored.volumes or {})
+        if "storage" in self.present:
+            storage = self.storage
+        elif "volumes" in self.present:
+            storage = stored.storage - volumes_total(stored.volumes) + volumes_total(self.volumes)
+        else:
+            storage = stored.storage
+        disks = self.disks if "disks" in self.present else [disk.copy() for disk in stored.disks or ()]
+        return NodeRequest(volumes, storage, disks, self.rm_disks, self.present)
+
+
+def rollback_resource(resource: Any, resource_request: Any, delta: bool, incr: bool) -> NodeResource | None:
+    """The capacity core asks to restore verbatim, if this set-node-resource-capacity call is a rollback.
+
+    Core rolls back by sending a previous ``before`` as ``resource_request`` with no ``resource``, absolute;
+    a request that only looks like one (e.g. ``volumes`` as strings) is processed as a normal request.
+    """
+    if isinstance(resource, dict) or delta or incr or not isinstance(resource_request, dict):
+        return None
+    if not {"volumes", "disks", "storage"} <= resource_request.keys():
+        return None
+    try:
+        return NodeResource.from_json(resource_request, "resource_request")
+    except PluginError:
+        return None
+
+
+def _first_non_empty(req: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
+    for key in keys:
+        values = params.string_list(req, key)
+        if values:
+            return values
+    return []
+
+
+def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) -> PluginError | None:
+    if len(requests) != len(limits):
+        return PluginError(f"different length of request and limit ({len(requests)} != {len(limits)}): invalid volume")
+    try:
+        validate_bindings(requests)
+        validate_bindings(limits)
+    except PluginError as error:
+        return error
+    requests.sort(key=VolumeBinding.to_string)
+    limits.sort(key=VolumeBinding.to_string)
+    for request, limit in zip(requests, limits):
+        if request.key != limit.key:
+            return PluginError(f"request and limit not match: {request} vs {limit}: invalid volume")
+        # A limit size of 0 means unlimited and is never raised.
+        if request.size > 0 and limit.size > 0 and request.size > limit.size:
+            limit.size = request.size
+        limit.read_iops = max(limit.read_iops, request.read_iops)
+        limit.write_iops = max(limit.write_iops, request.write_iops)
+        limit.read_bps = max(limit.read_bps, request.read_bps)
+        limit.write_bps = max(limit.write_bps, request.write_bps)
+    return None
+
+
+def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
+    if request.storage_request < 0 or request.storage_limit < 0:
+        return PluginError(
+            f"storage limit or request less than 0 (request {request.storage_request}, "
+            f"limit {request.storage_limit}): invalid storage"
+        )
+    if request.storage_request == 0:
+        request.storage_request = request.storage_limit
+    # A positive limit is a soft one: it never stays below the request. A limit of 0 means unlimited.
+    if request.storage_limit > 0 and request.storage_request > request.storage_limit:
+        request.storage_limit = request.storage_request
+    if fold:
+        request.storage_request += total_size(request.volumes_request)
+        request.storage_limit += total_size(request.volumes_limit)
+    return None

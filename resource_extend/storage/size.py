@@ -1,0 +1,85 @@
+"""Human-readable sizes, read exactly as core's ``ParseRAMInHuman`` over go-units v0.5.0 ``RAMInBytes`` does.
+
+Every unit is binary (``1T`` is 2**40 bytes) and a plain integer is taken verbatim as bytes, so values an
+operator wrote for the Go plugin mean the same thing here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from resource_extend import params
+from resource_extend.errors import PluginError
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+# Go's decimal float syntax; hex floats, digit separators, Inf and NaN are deliberately not accepted.
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NUMBER_END = frozenset("0123456789. ")
+_MULTIPLIERS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def parse_size(text: str) -> int:
+    """Bytes for ``512``, ``-1``, ``1G``, ``1.5 GiB``, ``-2T``...; raises ``PluginError`` otherwise."""
+    if text == "":
+        return 0
+    if _INTEGER.match(text):
+        value = int(text)
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return value
+    if text.startswith("-"):
+        return -_ram_in_bytes(text[1:])
+    return _ram_in_bytes(text)
+
+
+def size_param(req: dict[str, Any], key: str) -> int:
+    """A request size that may be a human-size string or a plain byte count (absent or null is 0)."""
+    value = req.get(key)
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return parse_size(value)
+    return params.integer(req, key)
+
+
+def _ram_in_bytes(text: str) -> int:
+    sep = max((i for i, char in enumerate(text) if char in _NUMBER_END), default=-1)
+    if sep < 0:
+        raise PluginError(f"invalid size: '{text}'")
+    # One space may separate the number from its unit; it belongs to neither.
+    number = text[:sep] if text[sep] == " " else text[: sep + 1]
+    suffix = text[sep + 1 :]
+
+    size = _parse_float(number)
+    if size < 0:
+        raise PluginError(f"invalid size: '{text}'")
+    if not suffix:
+        return int(size)
+
+    # go-units measures the suffix in bytes before lower-casing it.
+    if len(suffix.encode()) > 3:
+        raise PluginError(f"invalid suffix: '{suffix}'")
+    lowered = suffix.lower()
+    if lowered[0] == "b":
+        if len(lowered) > 1:
+            raise PluginError(f"invalid suffix: '{lowered}'")
+        return int(size)
+    multiplier = _MULTIPLIERS.get(lowered[0])
+    if multiplier is None:
+        raise PluginError(f"invalid suffix: '{lowered}'")
+    if (len(lowered) == 2 and lowered[1] != "b") or (len(lowered) == 3 and lowered[1:] != "ib"):
+        raise PluginError(f"invalid suffix: '{lowered}'")
+    # The product is formed in float64 and truncated, as the reference does.
+    return int(size * float(multiplier))
+
+
+def _parse_float(number: str) -> float:
+    if not _FLOAT.match(number):
+        raise PluginError(f'invalid size: strconv.ParseFloat: parsing "{number}": invalid syntax')
+    value = float(number)
+    if value in (float("inf"), float("-inf")):
+        raise PluginError(f'invalid size: strconv.ParseFloat: parsing "{number}": value out of range')
+    return value

@@ -1,0 +1,152 @@
+"""What a workload holds on a node (the workload resource core passes back) and what its engine is told.
+
+Also the pieces derived from a placement: the limit-side plan, the disk quotas the limits charge, and the
+difference between two placements that realloc reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from resource_extend.errors import PluginError
+from resource_extend.storage import decoding
+from resource_extend.storage.binding import VolumeBinding, bindings_to_json, parse_bindings
+from resource_extend.storage.disk import (
+    Disk,
+    disk_by_path,
+    disks_add,
+    disks_from_json,
+    disks_sub,
+    disks_to_json,
+)
+from resource_extend.storage.plan import VolumePlan, apply_plan
+from resource_extend.storage.volume import first_volume, volumes_sub
+
+# The key realloc's delta reports its per-device volume change under; core only sums the map.
+DELTA_BINDING = VolumeBinding("fake-source", "fake-destination", "fake-flags", 0)
+
+
+@dataclass
+class WorkloadResource:
+    volumes_request: list[VolumeBinding] = field(default_factory=list)
+    volumes_limit: list[VolumeBinding] = field(default_factory=list)
+    volume_plan_request: VolumePlan = field(default_factory=VolumePlan)
+    volume_plan_limit: VolumePlan = field(default_factory=VolumePlan)
+    storage_request: int = 0
+    storage_limit: int = 0
+    # None is a list the resource never had (JSON null), distinct from an empty one.
+    disks_request: list[Disk] | None = None
+    disks_limit: list[Disk] | None = None
+
+    @classmethod
+    def from_json(cls, value: Any) -> WorkloadResource:
+        """Decode what core passes back; any bad binding string, in a list or a plan key, fails."""
+        where = "workload resource"
+        source = decoding.object_or_none(value, where) or {}
+        return cls(
+            _bindings(source, "volumes_request", where),
+            _bindings(source, "volumes_limit", where),
+            VolumePlan.from_json(source.get("volume_plan_request"), f"{where}.volume_plan_request"),
+            VolumePlan.from_json(source.get("volume_plan_limit"), f"{where}.volume_plan_limit"),
+            decoding.int_field(source, "storage_request", where),
+            decoding.int_field(source, "storage_limit", where),
+            disks_from_json(decoding.list_field(source, "disks_request", where)),
+            disks_from_json(decoding.list_field(source, "disks_limit", where)),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "volumes_request": bindings_to_json(self.volumes_request),
+            "volumes_limit": bindings_to_json(self.volumes_limit),
+            "volume_plan_request": self.volume_plan_request.to_json(),
+            "volume_plan_limit": self.volume_plan_limit.to_json(),
+            "storage_request": self.storage_request,
+            "storage_limit": self.storage_limit,
+            "disks_request": disks_to_json(self.disks_request),
+            "disks_limit": disks_to_json(self.disks_limit),
+        }
+
+
+@dataclass
+class EngineParams:
+    # None (JSON null) when the workload has no bindings at all, as the reference emits.
+    volumes: list[str] | None = None
+    volume_changed: bool = False
+    storage: int = 0
+    iops_options: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "volumes": None if self.volumes is None else list(self.volumes),
+            "volume_changed": self.volume_changed,
+            "storage": self.storage,
+            "iops_options": dict(sorted(self.iops_options.items())),
+        }
+
+
+def engine_volumes(bindings: Iterable[VolumeBinding]) -> list[str] | None:
+    """The engine forms of already-applied bindings; ``None`` when there are none."""
+    rendered = [binding.to_string(normalize=True) for binding in bindings]
+    return rendered or None
+
+
+def iops_options(disks: Iterable[Disk]) -> dict[str, str]:
+    return {disk.device: f"{disk.read_iops}:{disk.write_iops}:{disk.read_bps}:{disk.write_bps}" for disk in disks}
+
+
+def plan_limit(request: Sequence[VolumeBinding], limit: Sequence[VolumeBinding], plan: VolumePlan) -> VolumePlan:
+    """The request plan seen from the limits: each planned limit gets its device plus its headroom.
+
+    ``request`` and ``limit`` are the validated (sorted, paired by index) lists.
+    """
+    planned = {binding.key: volumes for binding, volumes in plan}
+    result = VolumePlan()
+    for index, binding in enumerate(limit):
+        if not binding.require_schedule:
+            continue
+        volumes = planned.get(binding.key)
+        if volumes is not None:
+            device, size = first_volume(volumes)
+            result.add(binding.copy(), device, size + binding.size - request[index].size)
+    return result
+
+
+def disks_limit(limit: Iterable[VolumeBinding], limit_plan: VolumePlan, disks: Sequence[Disk]) -> list[Disk]:
+    """Quotas the limits charge: a mount on the disk covering its source, a planned binding on the disk
+    covering its device. Paths no disk covers charge nothing."""
+    charges = [(b, b.source) for b in limit if b.require_iops and not b.require_schedule]
+    charges += [(b, first_volume(volumes)[0]) for b, volumes in limit_plan if b.require_iops]
+    result: list[Disk] = []
+    for binding, path in charges:
+        disk = disk_by_path(disks, path)
+        if disk is not None:
+            result = disks_add(result, [disk.stamped(binding.quota)])
+    return result
+
+
+def volume_changed(applied: Sequence[VolumeBinding], origin: WorkloadResource) -> bool:
+    """Whether a realloc changes which volumes the container mounts (sizes alone do not count)."""
+    before = {binding.key for binding in apply_plan(origin.volumes_limit, origin.volume_plan_limit)}
+    return len(applied) != len(before) or any(binding.key not in before for binding in applied)
+
+
+def delta_resource(origin: WorkloadResource, target: WorkloadResource) -> WorkloadResource:
+    """What a realloc adds to the node's usage: plan bytes per device, storage and disk quotas."""
+    delta_volumes = volumes_sub(target.volume_plan_request.volumes(), origin.volume_plan_request.volumes())
+    return WorkloadResource(
+        volume_plan_request=VolumePlan([(DELTA_BINDING.copy(), delta_volumes)]),
+        storage_request=target.storage_request - origin.storage_request,
+        disks_request=disks_sub(target.disks_request or (), origin.disks_request or ()),
+    )
+
+
+def _bindings(source: dict[str, Any], key: str, where: str) -> list[VolumeBinding]:
+    items = decoding.list_field(source, key, where)
+    if items is None:
+        return []
+    try:
+        return parse_bindings(decoding.str_list(items, f"{where}.{key}"))
+    except PluginError as cause:
+        raise PluginError(f"{where}.{key}: {cause}") from None

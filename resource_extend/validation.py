@@ -1,0 +1,58 @@
+"""Checking requests and responses against the JSON Schemas under ``schemas/``.
+
+Executables carry validators that build.py compiled from the schemas (``_validators_<plugin>``); no
+schema library is imported on a call. Run from a source checkout, the same schemas are compiled on
+first use with fastjsonschema instead. tests/ prove both agree with the ``jsonschema`` package.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from resource_extend.errors import PluginError
+
+Validator = Callable[[Any], Any]
+
+# build.py copies schemas/ into the package as _schemas; a source checkout reads them in place.
+_PACKAGE = Path(__file__).resolve().parent
+SCHEMA_DIR = _PACKAGE / "_schemas" if (_PACKAGE / "_schemas").is_dir() else _PACKAGE.parent / "schemas"
+
+
+def module_name(verb: str, direction: str) -> str:
+    """The compiled validator's module inside ``resource_extend._validators_<plugin>``."""
+    return f"{verb.replace('-', '_')}_{direction}"
+
+
+def validator(plugin: str, verb: str, direction: str) -> Validator:
+    # One small module per verb and direction: a call imports only the two it checks against.
+    try:
+        module = importlib.import_module(f"resource_extend._validators_{plugin}.{module_name(verb, direction)}")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not exc.name.startswith(f"resource_extend._validators_{plugin}"):
+            raise
+        return _compile_from_source(plugin, verb, direction)
+    found: Validator = module.validate
+    return found
+
+
+def _compile_from_source(plugin: str, verb: str, direction: str) -> Validator:
+    import fastjsonschema  # source checkouts only
+
+    from resource_extend.schemabundle import bundle
+
+    compiled: Validator = fastjsonschema.compile(bundle(SCHEMA_DIR, plugin, verb, direction))
+    return compiled
+
+
+def check(plugin: str, verb: str, direction: str, document: Any) -> None:
+    """Raise a one-line PluginError naming the offending path when ``document`` breaks the schema."""
+    try:
+        validator(plugin, verb, direction)(document)
+    except ValueError as exc:  # the compiled validators' exception classes derive from ValueError
+        message = getattr(exc, "message", None) or str(exc)
+        # Compiled messages call the document "data"; operators know it as the request or response.
+        if message.startswith("data"):
+            message = direction + message[4:]
+        raise PluginError(f"{direction} does not match the schema: {message}") from None

@@ -1,0 +1,157 @@
+"""The node store and its etcd gateway transport, against a real etcd."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from resource_extend.config import EtcdConfig
+from resource_extend.devetcd import DevEtcd, free_port
+from resource_extend.errors import NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.kv import GatewayKV, prefix_end
+from resource_extend.store import NodeStore
+
+
+def store_for(etcd: DevEtcd, prefix: str, **kw: object) -> NodeStore[GpuRecord]:
+    kv = GatewayKV(EtcdConfig(machines=(etcd.url,), prefix=prefix, **kw))  # type: ignore[arg-type]
+    return NodeStore(kv, prefix, "gpu", GpuRecords())
+
+
+def test_key_is_prefix_plus_plugin_directory_by_plain_concatenation(etcd: DevEtcd, prefix: str) -> None:
+    store_for(etcd, prefix + "/").put("n1", GpuRecord({"a": 1}, {}))
+    assert etcd.get(f"{prefix}//resource/gpu/n1") is not None
+
+
+def test_put_writes_the_reference_bytes(etcd: DevEtcd, prefix: str) -> None:
+    store_for(etcd, prefix).put("n1", GpuRecord({"nvidia-3090": 4, "nvidia-3070": 4}, {}))
+    assert etcd.get(f"{prefix}/resource/gpu/n1") == (
+        '{"capacity":{"prod_count_map":{"nvidia-3070":4,"nvidia-3090":4}},"usage":{"prod_count_map":{}}}'
+    )
+
+
+def test_get_of_a_missing_node_is_node_not_exists(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    with pytest.raises(NodeNotExists, match="key: ghost: node not exists"):
+        store.get("ghost")
+    assert store.get_or_empty("ghost") == GpuRecord({}, {})
+
+
+def test_get_many_returns_each_distinct_node_in_request_order(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    store.put("b", GpuRecord({"x": 2}, {}))
+    store.put("a", GpuRecord({"x": 1}, {}))
+    got = store.get_many(["b", "ghost", "a", "b"])
+    assert list(got) == ["b", "ghost", "a"]
+    assert got["ghost"] == GpuRecord({}, {})
+    assert got["a"].capacity == {"x": 1}
+    assert store.get_many([]) == {}
+
+
+def test_create_refuses_an_existing_node(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    store.create("n1", GpuRecord({"a": 1}, {}))
+    with pytest.raises(PluginError, match="node already exists"):
+        store.create("n1", GpuRecord({"a": 2}, {}))
+    assert store.get("n1").capacity == {"a": 1}
+
+
+def test_invalid_records_are_never_written(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    with pytest.raises(PluginError, match="invalid capacity"):
+        store.put("n1", GpuRecord({"a": 0}, {}))
+    assert etcd.get(f"{prefix}/resource/gpu/n1") is None
+
+
+def test_update_retries_when_another_writer_wins_the_race(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    rival = store_for(etcd, prefix)
+    store.put("n1", GpuRecord({"a": 1}, {}))
+    attempts = []
+
+    def add_one(record: GpuRecord | None) -> GpuRecord:
+        assert record is not None
+        attempts.append(dict(record.usage or {}))
+        if len(attempts) == 1:  # a concurrent writer lands between our read and our write
+            rival.put("n1", GpuRecord({"a": 1}, {"a": 5}))
+        return GpuRecord(record.capacity, {"a": (record.usage or {}).get("a", 0) + 1})
+
+    done = store.update("n1", add_one)
+    assert attempts == [{}, {"a": 5}]
+    assert done.after.usage == {"a": 6}
+    assert store.get("n1").usage == {"a": 6}
+
+
+def test_update_of_an_absent_node_is_guarded_too(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    rival = store_for(etcd, prefix)
+    seen = []
+
+    def change(record: GpuRecord | None) -> GpuRecord:
+        seen.append(record)
+        if len(seen) == 1:
+            rival.put("n1", GpuRecord({"a": 3}, {}))
+        return GpuRecord((record.capacity if record else {}) or {}, {"a": 1})
+
+    store.update("n1", change)
+    assert seen[0] is None and seen[1] == GpuRecord({"a": 3}, {})
+    assert store.get("n1") == GpuRecord({"a": 3}, {"a": 1})
+
+
+def test_update_that_returns_the_record_unchanged_writes_nothing(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    store.put("n1", GpuRecord({"a": 1}, {}))
+    before = etcd.call("/v3/kv/range", {"key": _b64(f"{prefix}/resource/gpu/n1")})["kvs"][0]["mod_revision"]
+    store.update("n1", lambda record: record)  # type: ignore[arg-type,return-value]
+    after = etcd.call("/v3/kv/range", {"key": _b64(f"{prefix}/resource/gpu/n1")})["kvs"][0]["mod_revision"]
+    assert before == after
+
+
+def test_delete_of_a_missing_node_succeeds(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    store.delete("ghost")
+    store.put("n1", GpuRecord({}, {}))
+    store.delete("n1")
+    assert etcd.get(f"{prefix}/resource/gpu/n1") is None
+
+
+def test_unreadable_stored_record_is_a_clear_error(etcd: DevEtcd, prefix: str) -> None:
+    etcd.put(f"{prefix}/resource/gpu/n1", json.dumps({"capacity": {"prod_count_map": {"a": 1.5}}}))
+    with pytest.raises(PluginError, match="node n1: stored record is unreadable"):
+        store_for(etcd, prefix).get("n1")
+
+
+def test_next_machine_is_tried_when_the_first_refuses(etcd: DevEtcd, prefix: str) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    kv = GatewayKV(EtcdConfig(machines=(dead, etcd.url), prefix=prefix))
+    store = NodeStore(kv, prefix, "gpu", GpuRecords())
+    store.put("n1", GpuRecord({"a": 1}, {}))
+    assert store.get("n1").capacity == {"a": 1}
+
+
+def test_no_reachable_machine_names_every_endpoint_tried(prefix: str) -> None:
+    dead = (f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}")
+    kv = GatewayKV(EtcdConfig(machines=dead, prefix=prefix))
+    with pytest.raises(StoreUnavailable) as caught:
+        NodeStore(kv, prefix, "gpu", GpuRecords()).get("n1")
+    assert all(url in str(caught.value) for url in dead)
+
+
+def test_large_scans_arrive_whole(etcd: DevEtcd, prefix: str) -> None:
+    store = store_for(etcd, prefix)
+    for i in range(300):  # big enough that the gateway streams the reply in chunks
+        store.put(f"node-{i:03}", GpuRecord({f"product-{j}": j + 1 for j in range(8)}, {}))
+    got = store.get_many([f"node-{i:03}" for i in range(300)])
+    assert all(record.capacity and len(record.capacity) == 8 for record in got.values())
+
+
+def test_prefix_end_is_the_next_key_after_the_prefix() -> None:
+    assert prefix_end(b"/a/") == b"/a0"
+    assert prefix_end(b"a\xff") == b"b"
+
+
+def _b64(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()

@@ -1,0 +1,59 @@
+"""Config resolution and the loader's required-field errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from resource_extend import config
+from resource_extend.errors import PluginError
+
+
+def test_flag_beats_environment_beats_working_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(config.CONFIG_ENV, "/env.yaml")
+    assert config.config_path("gpu", "/flag.yaml") == "/flag.yaml"
+    assert config.config_path("gpu", None) == "/env.yaml"
+    monkeypatch.delenv(config.CONFIG_ENV)
+    assert config.config_path("storage", None) == "storage.yaml"
+
+
+def test_defaults_apply_to_a_minimal_file() -> None:
+    loaded = config.parse("x", {"etcd": {"machines": ["http://127.0.0.1:2379"]}})
+    assert loaded.etcd.prefix == "/eru"
+    assert loaded.max_deploy_count == 10000
+    assert not loaded.etcd.tls
+
+
+def test_missing_machines_uses_the_reference_text() -> None:
+    with pytest.raises(PluginError, match="Machines is required, but blank"):
+        config.parse("x", {"etcd": {"prefix": "/p"}})
+
+
+def test_explicit_empty_prefix_is_an_error() -> None:
+    with pytest.raises(PluginError, match="Prefix is required, but blank"):
+        config.parse("x", {"etcd": {"machines": ["m"], "prefix": ""}})
+
+
+def test_missing_file_names_the_file_and_the_missing_machines(tmp_path: Path) -> None:
+    with pytest.raises(PluginError, match=r"gpu\.yaml: file not found.*Machines is required"):
+        config.load("gpu", str(tmp_path / "gpu.yaml"))
+
+
+def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "gpu.yaml"
+    path.write_text("etcd:\n  machines: [a\n")
+    with pytest.raises(PluginError, match=r"invalid YAML at line"):
+        config.load("gpu", str(path))
+
+
+def test_tls_needs_all_three_files() -> None:
+    partial = config.parse("x", {"etcd": {"machines": ["m"], "ca": "ca.pem", "cert": "c.pem"}})
+    assert not partial.etcd.tls
+    full = config.parse("x", {"etcd": {"machines": ["m"], "ca": "a", "cert": "b", "key": "c"}})
+    assert full.etcd.tls
+
+
+def test_password_is_not_in_the_repr() -> None:
+    loaded = config.parse("x", {"etcd": {"machines": ["m"], "auth": {"username": "u", "password": "s3cret"}}})
+    assert "s3cret" not in repr(loaded.etcd)

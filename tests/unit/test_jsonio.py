@@ -1,0 +1,38 @@
+"""Reading the request off stdin and writing JSON the way the Go reference does."""
+
+from __future__ import annotations
+
+import pytest
+
+from resource_extend import jsonio
+from resource_extend.errors import PluginError
+
+
+def test_dumps_is_compact_and_escapes_like_go() -> None:
+    assert jsonio.dumps({"a": "<&>", "b": "é"}) == '{"a":"\\u003c\\u0026\\u003e","b":"é"}'
+
+
+def test_dumps_writes_integral_floats_without_a_fraction() -> None:
+    assert jsonio.dumps({"rate": 1.0, "usage": 0.25, "zero": 0.0}) == '{"rate":1,"usage":0.25,"zero":0}'
+
+
+@pytest.mark.parametrize("raw", [b"", b"   \n"])
+def test_empty_stdin_is_eof(raw: bytes) -> None:
+    with pytest.raises(PluginError, match="decode plugin input: EOF"):
+        jsonio.loads_request(raw)
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"[1]", b'"s"', b"3", b"true", b"NaN", b'{"a": Infinity}'])
+def test_invalid_or_non_object_stdin_is_rejected(raw: bytes) -> None:
+    with pytest.raises(PluginError, match="decode plugin input"):
+        jsonio.loads_request(raw)
+
+
+def test_null_reads_as_no_fields_and_trailing_data_is_ignored() -> None:
+    assert jsonio.loads_request(b"null") == {}
+    assert jsonio.loads_request(b'{"nodename": "x"} trailing garbage') == {"nodename": "x"}
+
+
+def test_deep_nesting_is_a_clean_error() -> None:
+    with pytest.raises(PluginError, match="decode plugin input"):
+        jsonio.loads_request(b"[" * 100000 + b"]" * 100000)
