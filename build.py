@@ -20,6 +20,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 PLUGINS = ("gpu", "storage")
@@ -95,8 +96,31 @@ def compile_validators(plugin: str, schema_dir: Path, package: Path) -> None:
     (package / "__init__.py").write_text(f'"""Validators compiled from schemas/{plugin} by build.py."""\n')
     for verb in verbs_with_schemas(schema_dir, plugin):
         for direction in ("request", "response"):
-            code = fastjsonschema.compile_to_code(bundle(schema_dir, plugin, verb, direction))
+            code = fastjsonschema.compile_to_code(without_annotations(bundle(schema_dir, plugin, verb, direction)))
             (package / f"{module_name(verb, direction)}.py").write_text(generated(code))
+
+
+ANNOTATIONS = {"title", "description", "examples", "$comment"}
+SCHEMA_MAPS = {"properties", "patternProperties", "definitions"}
+
+
+def without_annotations(schema: Any) -> Any:
+    """The schema minus the keywords that do not validate: the generated code embeds them otherwise."""
+    if isinstance(schema, list):
+        return [without_annotations(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {}
+    for key, value in schema.items():
+        if key in ANNOTATIONS:
+            continue
+        if key in SCHEMA_MAPS and isinstance(value, dict):
+            kept[key] = {name: without_annotations(sub) for name, sub in value.items()}
+        elif key in ("const", "enum", "default"):
+            kept[key] = value  # data, not schema
+        else:
+            kept[key] = without_annotations(value)
+    return kept
 
 
 def generated(code: str) -> str:
@@ -152,10 +176,13 @@ def rewrite_main(source: Path, target: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    present = [p for p in PLUGINS if (ROOT / "plugins" / f"{p}.py").exists()]
-    parser.add_argument("plugins", nargs="*", default=present, choices=PLUGINS)
+    parser.add_argument("plugins", nargs="*", help=f"any of {', '.join(PLUGINS)}; default: every plugin with an entry module")
     parser.add_argument("--out", type=Path, default=ROOT, help="directory for the executables")
     args = parser.parse_args()
+    unknown = set(args.plugins) - set(PLUGINS)
+    if unknown:
+        parser.error(f"unknown plugin(s): {', '.join(sorted(unknown))}")
+    plugins = args.plugins or [p for p in PLUGINS if (ROOT / "plugins" / f"{p}.py").exists()]
     work = ROOT / "build"
     deps = work / "deps"
     if deps.exists():
@@ -171,7 +198,7 @@ def main() -> None:
         str(deps),
         *RUNTIME_DEPS,
     )
-    for plugin in args.plugins:
+    for plugin in plugins:
         site = work / plugin
         stage(plugin, site, deps)
         target = args.out / f"resource-{plugin}"

@@ -50,8 +50,10 @@ def free_port() -> int:
 class DevEtcd:
     """One single-member etcd; use as a context manager or call start()/stop()."""
 
-    def __init__(self, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(self, extra_args: tuple[str, ...] = (), tls: tuple[str, str, str] | None = None) -> None:
+        """``tls`` = (ca, cert, key) PEM files: serve https and require client certificates signed by ca."""
         self.extra_args = extra_args
+        self.tls = tls
         self.dir = ""
         self.port = 0
         self.url = ""
@@ -60,15 +62,20 @@ class DevEtcd:
     def start(self, timeout: float = 30.0) -> DevEtcd:
         self.dir = tempfile.mkdtemp(prefix="resource-extend-etcd-")
         self.port, peer = free_port(), free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.port}"
         peer_url = f"http://127.0.0.1:{peer}"
+        tls_args: tuple[str, ...] = ()
+        if self.tls:
+            ca, cert, key = self.tls
+            tls_args = ("--cert-file", cert, "--key-file", key, "--trusted-ca-file", ca, "--client-cert-auth")
         with open(os.path.join(self.dir, "etcd.log"), "wb") as log:
             self._proc = subprocess.Popen(
                 [
                 binary(), "--name", "default", "--data-dir", os.path.join(self.dir, "data"),
                 "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
                 "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-                "--initial-cluster", f"default={peer_url}", "--log-level", "error", *self.extra_args,
+                "--initial-cluster", f"default={peer_url}", "--log-level", "error", *tls_args, *self.extra_args,
             ],
             stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
@@ -114,7 +121,13 @@ class DevEtcd:
         request = urllib.request.Request(
             self.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=10) as reply:  # loopback only
+        context = None
+        if self.tls:
+            import ssl
+
+            context = ssl.create_default_context(cafile=self.tls[0])
+            context.load_cert_chain(self.tls[1], self.tls[2])
+        with urllib.request.urlopen(request, timeout=10, context=context) as reply:  # loopback only
             doc: dict[str, Any] = json.loads(reply.read() or b"{}")
             return doc
 
@@ -135,3 +148,61 @@ class DevEtcd:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+class DevCluster:
+    """A three-member etcd cluster on loopback, for tests that stop members."""
+
+    def __init__(self, size: int = 3) -> None:
+        self.size = size
+        self.dir = ""
+        self.urls: list[str] = []
+        self._procs: list[subprocess.Popen[bytes] | None] = []
+
+    def __enter__(self) -> DevCluster:
+        self.dir = tempfile.mkdtemp(prefix="resource-extend-cluster-")
+        clients = [free_port() for _ in range(self.size)]
+        peers = [free_port() for _ in range(self.size)]
+        self.urls = [f"http://127.0.0.1:{p}" for p in clients]
+        initial = ",".join(f"m{i}=http://127.0.0.1:{p}" for i, p in enumerate(peers))
+        for i in range(self.size):
+            peer = f"http://127.0.0.1:{peers[i]}"
+            with open(os.path.join(self.dir, f"m{i}.log"), "wb") as log:
+                self._procs.append(
+                    subprocess.Popen(
+                        [
+                            binary(), "--name", f"m{i}", "--data-dir", os.path.join(self.dir, f"m{i}"),
+                            "--listen-client-urls", self.urls[i], "--advertise-client-urls", self.urls[i],
+                            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                            "--initial-cluster", initial, "--initial-cluster-state", "new", "--log-level", "error",
+                        ],
+                        stdout=log, stderr=subprocess.STDOUT,
+                    )  # fmt: skip
+                )
+        deadline = time.monotonic() + 60
+        for url in self.urls:
+            member = DevEtcd()
+            member.url = url
+            while True:
+                try:
+                    member.call("/v3/kv/put", {"key": _b64(b"/ready"), "value": _b64(b"1")})
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        self.__exit__()
+                        raise RuntimeError("etcd cluster did not become ready") from None
+                    time.sleep(0.1)
+        return self
+
+    def stop_member(self, index: int) -> None:
+        proc = self._procs[index]
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            self._procs[index] = None
+
+    def __exit__(self, *exc: object) -> None:
+        for i in range(len(self._procs)):
+            self.stop_member(i)
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)

@@ -86,6 +86,27 @@ def nodenames(req: JSONObject) -> list[str]:
     return names
 
 
+# core's enginetypes.Info fields that the reference decodes with a Go type; unknown keys are ignored.
+_INFO_FIELDS = {"Type": str, "ID": str, "NCPU": int, "MemTotal": int, "StorageTotal": int}
+
+
+def engine_info(req: JSONObject) -> JSONObject:
+    """add-node's ``info`` (the engine report), its typed fields checked as the reference's strict decoding
+    does; anything that is not an object reads as no report (``{}``)."""
+    info = obj(req, "info")
+    if info is None:
+        return {}
+    for name, kind in _INFO_FIELDS.items():
+        value = info.get(name)
+        if value is None:
+            continue
+        if kind is int:
+            strict_int(value, f"info.{name}")
+        elif not isinstance(value, str):
+            raise PluginError(f"json: cannot unmarshal info.{name}: want a string")
+    return info
+
+
 def strict_int(value: Any, where: str) -> int:
     """Decode a JSON number into an int64 the way the reference's JSON round trip does.
 

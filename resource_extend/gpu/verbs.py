@@ -17,6 +17,7 @@ from resource_extend.errors import NodeNotExists, PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.metrics import metrics_nodes, ratio, trunc_div
 from resource_extend.params import JSONObject
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
@@ -36,15 +37,6 @@ def _present(resource: JSONObject | None, where: str) -> MaybeMap:
 
 def _workloads(req: JSONObject) -> list[MaybeMap]:
     return [prodmap.parse(w, "workloads_resource[]") for w in params.obj_list(req, "workloads_resource") or []]
-
-
-def ratio(a: int, b: int) -> float:
-    return 0.0 if a == 0 or b == 0 else a / b
-
-
-def _trunc_div(a: int, b: int) -> int:
-    # Go's integer division truncates toward zero; Python's // floors.
-    return a // b if a >= 0 else -((-a) // b)
 
 
 def calc(req: MaybeMap, res: MaybeMap, workloads: list[MaybeMap], origin: MaybeMap, delta: bool, incr: bool) -> ProdMap:
@@ -73,7 +65,7 @@ def node_capacity(record: GpuRecord, request: ProdMap) -> tuple[int, float, floa
     if prodmap.count(request) > 0:
         available = record.available()
         for product, k in request.items():
-            capacity = min(capacity, _trunc_div(available.get(product, 0), k))
+            capacity = min(capacity, trunc_div(available.get(product, 0), k))
             if capacity <= 0:
                 break
     total = prodmap.count(record.capacity)
@@ -109,7 +101,7 @@ def allocate(available: ProdMap, request: ProdMap, times: int) -> None:
 
 def add_node(call: GpuCall) -> Any:
     node = params.nodename(call.request)
-    info = _engine_info(params.obj(call.request, "info"))
+    info = params.engine_info(call.request)
     # The reference checks for an existing record before it looks at the request's cards.
     if _exists(call, node):
         raise PluginError(f"node already exists: {node}")
@@ -127,24 +119,6 @@ def _exists(call: GpuCall, node: str) -> bool:
     except NodeNotExists:
         return False
     return True
-
-
-_INFO_FIELDS = {"Type": str, "ID": str, "NCPU": int, "MemTotal": int, "StorageTotal": int}
-
-
-def _engine_info(info: JSONObject | None) -> JSONObject:
-    """Check the engine report's typed fields as the reference's strict decoding does."""
-    if info is None:
-        return {}
-    for name, kind in _INFO_FIELDS.items():
-        value = info.get(name)
-        if value is None:
-            continue
-        if kind is int:
-            params.strict_int(value, f"info.{name}")
-        elif not isinstance(value, str):
-            raise PluginError(f"json: cannot unmarshal info.{name}: want a string")
-    return info
 
 
 def _reported_gpus(info: JSONObject) -> ProdMap:
@@ -330,26 +304,6 @@ METRICS_DESCRIPTION = [
 
 def get_metrics_description(call: GpuCall) -> Any:
     return METRICS_DESCRIPTION
-
-
-def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
-    """(podname, nodename) pairs from ``{"nodes": [...]}`` or upstream core's one-node request."""
-    if "nodes" not in req and isinstance(req.get("nodename"), str):
-        return [(params.string(req, "podname"), req["nodename"])]
-    raw = req.get("nodes")
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise PluginError("json: cannot unmarshal nodes: want an array of {podname, nodename}")
-    pairs = []
-    for item in raw:
-        if not isinstance(item, dict):
-            raise PluginError("json: cannot unmarshal nodes[]: want an object {podname, nodename}")
-        pod, name = item.get("podname"), item.get("nodename")
-        if not isinstance(pod, (str, type(None))) or not isinstance(name, (str, type(None))):
-            raise PluginError("json: cannot unmarshal nodes[]: podname and nodename must be strings")
-        pairs.append((pod or "", name or ""))
-    return pairs
 
 
 def get_metrics(call: GpuCall) -> Any:

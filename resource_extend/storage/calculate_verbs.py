@@ -1,0 +1,219 @@
+"""The storage plugin's scheduling verbs: how many workloads fit, and where new or resized ones go.
+
+Nothing here writes to the store: core applies the returned workload resources with
+set-node-resource-usage. Unknown nodes read as the empty record (spec storage-scheduler.md §5, §6.3–§6.5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resource_extend import params
+from resource_extend.errors import PluginError
+from resource_extend.metrics import ratio, trunc_div
+from resource_extend.storage.binding import need_schedule, total_size
+from resource_extend.storage.disk import Disk
+from resource_extend.storage.plan import VolumePlan, apply_plan
+from resource_extend.storage.record import NodeResource, StorageRecord
+from resource_extend.storage.request import WorkloadRequest
+from resource_extend.storage.scheduler import InsufficientResource, affinity_plan, volume_capacity, volume_plans
+from resource_extend.storage.volume import volumes_total
+from resource_extend.storage.workload import (
+    EngineParams,
+    WorkloadResource,
+    delta_resource,
+    disks_limit,
+    engine_volumes,
+    iops_options,
+    plan_limit,
+    volume_changed,
+)
+from resource_extend.verb import Call
+
+StorageCall = Call[StorageRecord]
+
+# The most workloads one calculate-deploy plans: a hostile deploy_count must not build millions of plans.
+MAX_DEPLOY_COUNT = 1000000
+
+
+def _sides(record: StorageRecord) -> tuple[NodeResource, NodeResource]:
+    return record.capacity or NodeResource(), record.usage or NodeResource()
+
+
+def workload_request(req: params.JSONObject, key: str) -> WorkloadRequest:
+    """A ``workload_resource_request`` as core sends it, parsed and validated (sizes folded into storage)."""
+    return WorkloadRequest.parse(params.obj(req, key) or {}).validated()
+
+
+def storage_room(record: StorageRecord, storage_request: int) -> int:
+    """How many times ``storage_request`` (> 0) fits into the node's free flat storage."""
+    capacity, usage = _sides(record)
+    return trunc_div(capacity.storage - usage.storage, storage_request)
+
+
+def node_deploy_capacity(record: StorageRecord, request: WorkloadRequest, bound: int) -> tuple[int, float, float]:
+    """How many workloads of the validated ``request`` fit on the node, the node's usage and the request's
+    rate (spec §6.3): the placement count and the storage count, whichever is smaller."""
+    capacity, usage = _sides(record)
+    count = bound
+    if need_schedule(request.volumes_request):
+        count = volume_capacity(
+            capacity.volumes or {},
+            usage.volumes or {},
+            capacity.disks,
+            usage.disks,
+            request.volumes_request,
+            bound,
+        )
+    if request.storage_request > 0:
+        count = min(count, storage_room(record, request.storage_request))
+    if request.volumes_request or request.storage_request == 0:
+        volumes = volumes_total(capacity.volumes)
+        return count, ratio(volumes_total(usage.volumes), volumes), ratio(total_size(request.volumes_request), volumes)
+    return count, ratio(usage.storage, capacity.storage), ratio(request.storage_request, capacity.storage)
+
+
+def deploy(
+    record: StorageRecord, request: WorkloadRequest, count: int
+) -> tuple[list[EngineParams], list[WorkloadResource]]:
+    """Engine params and workload resources for ``count`` new workloads of the validated ``request``.
+
+    Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times.
+    """
+    if count > MAX_DEPLOY_COUNT:
+        raise InsufficientResource(f"deploy_count {count} is more than one call plans ({MAX_DEPLOY_COUNT})")
+    count = max(count, 0)
+    if request.storage_request > 0:
+        room = storage_room(record, request.storage_request)
+        if room < count:
+            raise InsufficientResource(f"not enough storage, request: {request.storage_request}, available: {room}")
+    capacity, usage = _sides(record)
+    placements: list[tuple[VolumePlan, list[Disk]]]
+    if not need_schedule(request.volumes_request):
+        placements = [(VolumePlan(), []) for _ in range(count)]
+    else:
+        placements = volume_plans(
+            capacity.volumes or {},
+            usage.volumes or {},
+            capacity.disks,
+            usage.disks,
+            request.volumes_request,
+            count,
+        )
+        if len(placements) < count:
+            raise InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
+    engines, resources = [], []
+    for plan, disks in placements[:count]:
+        limit_plan = plan_limit(request.volumes_request, request.volumes_limit, plan)
+        limit_disks = disks_limit(request.volumes_limit, limit_plan, capacity.disks or [])
+        applied = apply_plan(request.volumes_limit, plan)
+        engines.append(EngineParams(engine_volumes(applied), False, request.storage_limit, iops_options(limit_disks)))
+        resources.append(
+            WorkloadResource(
+                request.volumes_request,
+                request.volumes_limit,
+                plan,
+                limit_plan,
+                request.storage_request,
+                request.storage_limit,
+                disks,
+                limit_disks,
+            )
+        )
+    return engines, resources
+
+
+def realloc(
+    record: StorageRecord, request: WorkloadRequest, origin: WorkloadResource
+) -> tuple[EngineParams, WorkloadResource, WorkloadResource]:
+    """Engine params, delta resource and new workload resource of a resize (spec §6.5).
+
+    ``request`` is the parsed, not yet validated request; ``origin`` what the workload holds now.
+    """
+    # Whether to place again is decided by the request alone, before it is merged with the holdings.
+    reschedule = need_schedule(request.volumes_request)
+    merged = request.realloc_merge(origin).validated(fold=False)
+    capacity, usage = _sides(record)
+    grow = merged.storage_request - origin.storage_request
+    if grow > capacity.storage - usage.storage:
+        raise InsufficientResource(
+            f"not enough storage, request: {grow} more, available: {capacity.storage - usage.storage}"
+        )
+    if reschedule:
+        try:
+            plan, disks = affinity_plan(
+                capacity.volumes or {},
+                usage.volumes or {},
+                capacity.disks,
+                usage.disks,
+                merged.volumes_request,
+                origin.volume_plan_request,
+                origin.volumes_request,
+            )
+        except InsufficientResource:
+            raise
+        except PluginError as cause:  # the reference reports every placement failure as insufficient
+            raise InsufficientResource(str(cause)) from None
+        disks_request: list[Disk] | None = disks
+    else:
+        plan, disks_request = origin.volume_plan_request, origin.disks_request
+    limit_plan = plan_limit(merged.volumes_request, merged.volumes_limit, plan)
+    limit_disks = disks_limit(merged.volumes_limit, limit_plan, capacity.disks or [])
+    applied = apply_plan(merged.volumes_limit, plan)
+    engine = EngineParams(
+        engine_volumes(applied),
+        volume_changed(applied, origin),
+        merged.storage_limit,
+        iops_options(limit_disks),
+    )
+    target = WorkloadResource(
+        merged.volumes_request,
+        merged.volumes_limit,
+        plan,
+        limit_plan,
+        merged.storage_request,
+        merged.storage_limit,
+        disks_request,
+        limit_disks,
+    )
+    return engine, delta_resource(origin, target), target
+
+
+# -- verbs ------------------------------------------------------------------------------------------
+
+
+def get_nodes_deploy_capacity(call: StorageCall) -> Any:
+    nodes = params.nodenames(call.request)
+    request = workload_request(call.request, "workload_resource")
+    bound = call.config.max_deploy_count
+    entries = {}
+    total = 0
+    for node, record in sorted(call.store.get_many(nodes).items()):
+        capacity, usage, rate = node_deploy_capacity(record, request, bound)
+        if capacity > 0:
+            entries[node] = {"capacity": capacity, "usage": usage, "rate": rate, "weight": 1}
+            total += capacity
+    return {"nodes_deploy_capacity_map": entries, "total": total}
+
+
+def calculate_deploy(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    count = params.integer(call.request, "deploy_count")
+    request = workload_request(call.request, "workload_resource_request")
+    engines, resources = deploy(call.store.get_or_empty(node), request, count)
+    return {
+        "engines_params": [engine.to_json() for engine in engines],
+        "workloads_resource": [resource.to_json() for resource in resources],
+    }
+
+
+def calculate_realloc(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    request = WorkloadRequest.parse(params.obj(call.request, "workload_resource_request") or {})
+    origin = WorkloadResource.from_json(params.obj(call.request, "workload_resource"))
+    engine, delta, target = realloc(call.store.get_or_empty(node), request, origin)
+    return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}
+
+
+def calculate_remap(call: StorageCall) -> Any:
+    return {"engine_params_map": {}}

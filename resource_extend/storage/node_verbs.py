@@ -1,0 +1,197 @@
+"""The storage plugin's node verbs: registering nodes and keeping their capacity and usage records.
+
+Each verb reads its request, works out the new record with the pure functions below and touches the store
+once; a write that depends on what was stored is one guarded step (``NodeStore.update``). Behaviour is
+the reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10, storage-types.md §8–§10).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resource_extend import params
+from resource_extend.errors import NodeNotExists, PluginError
+from resource_extend.params import JSONObject
+from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
+from resource_extend.storage.request import NodeRequest, rollback_resource
+from resource_extend.storage.volume import volumes_total
+from resource_extend.storage.workload import WorkloadResource
+from resource_extend.verb import Call
+
+StorageCall = Call[StorageRecord]
+
+
+# -- pure helpers ------------------------------------------------------------------------------------
+
+
+def storage_total(info: JSONObject) -> int:
+    """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
+    value = info.get("StorageTotal")
+    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
+
+
+def workloads(req: JSONObject) -> list[WorkloadResource]:
+    """``workloads_resource``: the workload resources core passes back; any bad binding text fails."""
+    return [WorkloadResource.from_json(item) for item in params.obj_list(req, "workloads_resource") or []]
+
+
+def resource_param(req: JSONObject, key: str) -> NodeResource | None:
+    """A node resource in stored form (``resource``); absent or not an object is ``None``."""
+    value = params.obj(req, key)
+    return None if value is None else NodeResource.from_json(value, key)
+
+
+def request_param(req: JSONObject, key: str) -> NodeRequest | None:
+    """A node resource in request form (``resource_request``); present even when ``{}``."""
+    value = params.obj(req, key)
+    return None if value is None else NodeRequest.parse(value)
+
+
+def stored_form(value: JSONObject | None, where: str) -> NodeResource:
+    """set-node-resource-info's ``capacity`` / ``usage``: absent reads as a resource with null fields."""
+    return NodeResource.from_json(value or {}, where)
+
+
+def new_capacity(
+    capacity: NodeResource,
+    request: NodeRequest | None,
+    resource: NodeResource | None,
+    delta: bool,
+    incr: bool,
+) -> NodeResource:
+    """set-node-resource-capacity's new capacity from the stored one (spec §6.6).
+
+    A request wins over ``resource``. rm-disks drop capacity disks first; an absolute request keeps what
+    it leaves out; a delta drops the volumes that reach exactly 0.
+    """
+    check_rm_disks(request, delta)
+    origin = capacity.copy()
+    if request is not None:
+        if request.rm_disks:
+            removed = set(request.rm_disks)
+            origin.disks = [disk for disk in origin.disks or () if disk.device not in removed]
+        if not delta:
+            request = request.skip_empty(origin)
+        resource = request.as_resource()
+    result = combine(origin, resource, [], delta, incr)
+    return result.without_empty_volumes() if delta else result
+
+
+def check_rm_disks(request: NodeRequest | None, delta: bool) -> None:
+    """Removing disks is only meaningful for an absolute capacity: with delta it is core's bad engine args."""
+    if request is not None and request.rm_disks and delta:
+        raise PluginError(f"invalid engine args: rm-disks {','.join(request.rm_disks)} cannot be used with delta")
+
+
+def resource_info(record: StorageRecord, diffs: list[str]) -> JSONObject:
+    return {**record.to_json(), "diffs": diffs}
+
+
+def _usage(record: StorageRecord) -> NodeResource:
+    return record.usage if record.usage is not None else NodeResource()
+
+
+def _capacity(record: StorageRecord) -> NodeResource:
+    return record.capacity if record.capacity is not None else NodeResource()
+
+
+# -- verbs ------------------------------------------------------------------------------------------
+
+
+def add_node(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    info = params.engine_info(call.request)
+    # The reference checks for an existing record before it reads the request.
+    try:
+        call.store.get(node)
+    except NodeNotExists:
+        pass
+    else:
+        raise PluginError(f"node already exists: {node}")
+    request = NodeRequest.parse(params.obj(call.request, "resource") or {})
+    capacity = request.capacity_for_add(storage_total(info))
+    stored = call.store.create(node, StorageRecord(capacity, NodeResource()))
+    return {"capacity": _capacity(stored).to_json(), "usage": _usage(stored).to_json()}
+
+
+def remove_node(call: StorageCall) -> Any:
+    call.store.delete(params.nodename(call.request))
+    return {}
+
+
+def set_node_resource_capacity(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
+    restored = rollback_resource(call.request.get("resource"), call.request.get("resource_request"), delta, incr)
+    request: NodeRequest | None = None
+    if restored is not None:
+        resource: NodeResource | None = restored  # a rollback: restore the snapshot as it is
+    else:
+        request = request_param(call.request, "resource_request")
+        resource = resource_param(call.request, "resource")
+    check_rm_disks(request, delta)
+
+    def change(stored: StorageRecord | None) -> StorageRecord:
+        record = stored or StorageRecord.empty()
+        return StorageRecord(new_capacity(_capacity(record), request, resource, delta, incr), record.usage)
+
+    done = call.store.update(node, change)
+    before = _capacity(done.before).copy() if done.before is not None else NodeResource()
+    return {"before": before.to_json(), "after": _capacity(done.after).to_json()}
+
+
+def set_node_resource_usage(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
+    request = request_param(call.request, "resource_request")
+    resource = request.as_resource() if request is not None else resource_param(call.request, "resource")
+    held = workloads(call.request)
+
+    def change(stored: StorageRecord | None) -> StorageRecord:
+        record = stored or StorageRecord.empty()
+        return StorageRecord(record.capacity, combine(_usage(record), resource, held, delta, incr))
+
+    done = call.store.update(node, change)
+    before = _usage(done.before).copy() if done.before is not None else NodeResource()
+    return {"before": before.to_json(), "after": _usage(done.after).to_json()}
+
+
+def set_node_resource_info(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    capacity = stored_form(params.obj(call.request, "capacity"), "capacity")
+    usage = stored_form(params.obj(call.request, "usage"), "usage")
+    # The capacity's storage is the flat budget plus its volumes, as add-node stores it.
+    capacity.storage += volumes_total(capacity.volumes)
+    call.store.put(node, StorageRecord(capacity, usage))
+    return {}
+
+
+def get_node_resource_info(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    try:
+        record = call.store.get(node)
+    except NodeNotExists:
+        return None  # the reference answers null for a node it has no record of
+    _, diffs = reconcile_usage(_usage(record), workloads(call.request))
+    return resource_info(record, diffs)
+
+
+def fix_node_resource(call: StorageCall) -> Any:
+    node = params.nodename(call.request)
+    held = workloads(call.request)
+
+    def change(stored: StorageRecord | None) -> StorageRecord:
+        if stored is None:
+            raise NodeNotExists(node)
+        computed, diffs = reconcile_usage(_usage(stored), held)
+        return StorageRecord(stored.capacity, computed) if diffs else stored
+
+    done = call.store.update(node, change)
+    assert done.before is not None
+    _, diffs = reconcile_usage(_usage(done.before), held)
+    return resource_info(done.after, diffs)
+
+
+def get_nodes_resource_info(call: StorageCall) -> Any:
+    records = call.store.get_many(params.nodenames(call.request))
+    return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}

@@ -1,0 +1,310 @@
+"""Guarantees that hold when the world misbehaves: racing writers, dead etcd members, TLS, auth, bad input.
+
+Every test runs the built executables against real etcd processes on 127.0.0.1 ports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend.conformance import Outcome, run_plugin
+from resource_extend.devetcd import DevCluster, DevEtcd, binary, free_port
+from tests.conftest import PLUGINS, executable
+
+# Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
+SEED = {
+    "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
+    "storage": {
+        "capacity": {"volumes": {}, "disks": [], "storage": 1000},
+        "usage": {"volumes": {}, "disks": [], "storage": 0},
+    },
+}
+INCREMENT = {
+    "gpu": {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3090": 1}}, "resource_request": None,
+            "workloads_resource": None, "delta": True, "incr": True},
+    "storage": {"nodename": "n1", "resource": {"storage": 1}, "resource_request": None,
+                "workloads_resource": None, "delta": True, "incr": True},
+}  # fmt: skip
+
+
+def used(plugin: str, record: dict[str, Any]) -> int:
+    if plugin == "gpu":
+        return int(sum((record["usage"]["prod_count_map"] or {}).values()))
+    return int(record["usage"]["storage"])
+
+
+# A request every store verb accepts and that reaches the store.
+ANY_REQUEST = {
+    "nodename": "n1",
+    "nodenames": ["n1", "n2"],
+    "deploy_count": 1,
+    "nodes": [{"podname": "p", "nodename": "n1"}],
+}
+STORE_VERBS = [
+    "add-node", "remove-node", "get-nodes-deploy-capacity", "set-node-resource-capacity", "get-node-resource-info",
+    "get-nodes-resource-info", "set-node-resource-info", "set-node-resource-usage", "get-most-idle-node",
+    "fix-node-resource", "calculate-deploy", "calculate-realloc", "get-metrics",
+]  # fmt: skip
+
+
+def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / f"{plugin}.yaml").write_text(json.dumps({"etcd": etcd}))
+    return path
+
+
+def call(path: Path, plugin: str, verb: str, request: Any, **kw: Any) -> Outcome:
+    return run_plugin(executable(plugin), verb, json.dumps(request).encode(), str(path), **kw)
+
+
+def one_clean_line(out: Outcome) -> str:
+    assert out.status == 128, out
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    return lines[0]
+
+
+# -- 1. no lost updates ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_twenty_racing_writers_lose_no_increment(plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str) -> None:
+    work = plugin_dir(tmp_path, plugin, {"machines": [etcd.url], "prefix": prefix})
+    key = f"{prefix}/resource/{plugin}/n1"
+    etcd.put(key, json.dumps(SEED[plugin]))
+    failures: list[Outcome] = []
+
+    def writer() -> None:
+        for _ in range(5):
+            out = call(work, plugin, "set-node-resource-usage", INCREMENT[plugin])
+            if out.status != 0:
+                failures.append(out)
+
+    threads = [threading.Thread(target=writer) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    stored = etcd.get(key)
+    assert stored is not None
+    assert used(plugin, json.loads(stored)) == 100
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_of_two_racing_add_nodes_exactly_one_wins(plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str) -> None:
+    work = plugin_dir(tmp_path, plugin, {"machines": [etcd.url], "prefix": prefix})
+    outcomes: list[Outcome] = []
+
+    def add(i: int) -> None:
+        outcomes.append(call(work, plugin, "add-node", {"nodename": "n1", "resource": {}, "info": None}))
+
+    for round_ in range(3):
+        etcd.call("/v3/kv/deleterange", {"key": _b64(f"{prefix}/resource/{plugin}/n1")})
+        outcomes.clear()
+        threads = [threading.Thread(target=add, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(o.status for o in outcomes) == [0, 128, 128, 128], round_
+        assert all("node already exists" in o.stderr for o in outcomes if o.status)
+
+
+# -- 2. etcd down ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """A port that accepts connections and never answers: the slowest way for etcd to be down."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", STORE_VERBS)
+def test_every_store_verb_fails_fast_and_clean_without_etcd(
+    plugin: str, verb: str, tmp_path: Path, silent_endpoint: str
+) -> None:
+    refused = f"http://127.0.0.1:{free_port()}"
+    work = plugin_dir(tmp_path, plugin, {"machines": [refused, silent_endpoint], "total_timeout": 3})
+    started = time.monotonic()
+    line = one_clean_line(call(work, plugin, verb, ANY_REQUEST))
+    assert time.monotonic() - started < 10
+    assert verb in line
+    assert refused in line and silent_endpoint in line
+
+
+def test_the_default_bound_stays_under_ten_seconds(tmp_path: Path, silent_endpoint: str) -> None:
+    work = plugin_dir(tmp_path, "gpu", {"machines": [silent_endpoint, silent_endpoint]})
+    started = time.monotonic()
+    one_clean_line(call(work, "gpu", "get-node-resource-info", {"nodename": "n1"}))
+    assert time.monotonic() - started < 10
+
+
+# -- 3. one member down ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_cluster_serves_with_one_member_down_and_fails_clean_without_quorum(plugin: str, tmp_path: Path) -> None:
+    with DevCluster(3) as cluster:
+        work = plugin_dir(tmp_path, plugin, {"machines": cluster.urls, "prefix": "/ha", "total_timeout": 6})
+        cluster.stop_member(0)
+        for verb in STORE_VERBS:
+            request = dict(ANY_REQUEST)
+            if verb == "fix-node-resource":
+                call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)})
+            out = call(work, plugin, verb, request)
+            assert out.status == 0, (verb, out.stderr)
+            assert out.stderr == ""
+        cluster.stop_member(1)
+        started = time.monotonic()
+        line = one_clean_line(call(work, plugin, "get-node-resource-info", {"nodename": "n1"}))
+        assert time.monotonic() - started < 10
+        assert "etcd" in line
+
+
+def _empty_sides(plugin: str) -> dict[str, Any]:
+    record = SEED[plugin]
+    return {"capacity": record["capacity"], "usage": record["usage"]}
+
+
+# -- 4. TLS --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd, dict[str, str]]]:
+    import trustme
+
+    folder = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    server = ca.issue_cert("127.0.0.1", "localhost")
+    client = ca.issue_cert("eru-core")
+    files = {name: str(folder / f"{name}.pem") for name in ("ca", "server", "server-key", "client", "client-key", "bad-ca")}
+    ca.cert_pem.write_to_path(files["ca"])
+    server.cert_chain_pems[0].write_to_path(files["server"])
+    server.private_key_pem.write_to_path(files["server-key"])
+    client.cert_chain_pems[0].write_to_path(files["client"])
+    client.private_key_pem.write_to_path(files["client-key"])
+    trustme.CA().cert_pem.write_to_path(files["bad-ca"])
+    with DevEtcd(tls=(files["ca"], files["server"], files["server-key"])) as server_etcd:
+        yield server_etcd, files
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_tls_with_a_client_certificate_works(plugin: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]) -> None:
+    etcd, files = tls_etcd
+    work = plugin_dir(tmp_path, plugin, {"machines": [etcd.url], "prefix": f"/tls-{plugin}", "ca": files["ca"],
+                                         "cert": files["client"], "key": files["client-key"]})  # fmt: skip
+    assert call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}).status == 0
+    out = call(work, plugin, "get-node-resource-info", {"nodename": "n1"})
+    assert out.status == 0 and json.loads(out.stdout)["capacity"] == SEED[plugin]["capacity"]
+
+
+@pytest.mark.parametrize("case", ["wrong-ca", "no-client-cert"])
+def test_tls_with_a_wrong_ca_or_no_client_cert_fails_clean(
+    case: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]
+) -> None:
+    etcd, files = tls_etcd
+    settings: dict[str, Any] = {"machines": [etcd.url], "total_timeout": 3}
+    if case == "wrong-ca":
+        settings.update(ca=files["bad-ca"], cert=files["client"], key=files["client-key"])
+    else:
+        settings.update(ca=files["ca"])  # https without a client certificate
+    work = plugin_dir(tmp_path, "gpu", settings)
+    line = one_clean_line(call(work, "gpu", "get-node-resource-info", {"nodename": "n1"}))
+    assert etcd.url in line
+
+
+# -- 5. auth --------------------------------------------------------------------------------------------
+
+PASSWORD = "pw-Zq9-never-printed"
+
+
+@pytest.fixture(scope="module")
+def auth_etcd() -> Iterator[DevEtcd]:
+    with DevEtcd() as server:
+        ctl = [binary("etcdctl"), "--endpoints", server.url]
+        steps = [
+            ["user", "add", "root:root-secret"],
+            ["role", "add", "eru"],
+            ["role", "grant-permission", "eru", "--prefix=true", "readwrite", "/eru-auth/"],
+            ["user", "add", f"eru:{PASSWORD}"],
+            ["user", "grant-role", "eru", "eru"],
+            ["auth", "enable"],
+        ]
+        for step in steps:
+            subprocess.run([*ctl, *step], check=True, capture_output=True, timeout=30)
+        yield server
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_auth_with_the_right_password_works_and_never_shows_it(plugin: str, tmp_path: Path, auth_etcd: DevEtcd) -> None:
+    work = plugin_dir(tmp_path, plugin, {"machines": [auth_etcd.url], "prefix": "/eru-auth",
+                                         "auth": {"username": "eru", "password": PASSWORD}})  # fmt: skip
+    outs = [
+        call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}),
+        call(work, plugin, "get-node-resource-info", {"nodename": "n1"}),
+        call(work, plugin, "get-nodes-resource-info", {"nodenames": ["n1", "n2"]}),
+    ]
+    assert [o.status for o in outs] == [0, 0, 0], outs
+    assert all(PASSWORD not in o.stdout + o.stderr for o in outs)
+
+
+def test_auth_outside_the_granted_prefix_is_refused(tmp_path: Path, auth_etcd: DevEtcd) -> None:
+    work = plugin_dir(tmp_path, "gpu", {"machines": [auth_etcd.url], "prefix": "/elsewhere",
+                                        "auth": {"username": "eru", "password": PASSWORD}})  # fmt: skip
+    line = one_clean_line(call(work, "gpu", "get-node-resource-info", {"nodename": "n1"}))
+    assert PASSWORD not in line and "permission denied" in line
+
+
+def test_a_wrong_password_fails_clean_and_is_never_printed(tmp_path: Path, auth_etcd: DevEtcd) -> None:
+    wrong = "wrong-" + PASSWORD
+    work = plugin_dir(tmp_path, "gpu", {"machines": [auth_etcd.url], "prefix": "/eru-auth",
+                                        "auth": {"username": "eru", "password": wrong}})  # fmt: skip
+    for env in (None, dict(os.environ, ERU_RESOURCE_LOG="debug")):
+        out = call(work, "gpu", "get-node-resource-info", {"nodename": "n1"}, env=env)
+        assert out.status == 128 and out.stdout == ""
+        assert "authentication failed" in out.stderr
+        assert PASSWORD not in out.stderr and wrong not in out.stderr
+
+
+# -- 7. the pyz itself ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_twenty_simultaneous_first_runs_all_succeed(plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str) -> None:
+    work = plugin_dir(tmp_path / "plugins", plugin, {"machines": [etcd.url], "prefix": prefix})
+    exe = work / f"resource-{plugin}"
+    shutil.copy2(executable(plugin), exe)
+    env = dict(os.environ, SHIV_ROOT=str(tmp_path / "empty-cache"))
+    procs = [
+        subprocess.Popen([str(exe), "get-node-resource-info"], cwd=work, env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        for _ in range(20)
+    ]
+    results = [p.communicate(b'{"nodename": "n1"}', timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 20, results
+    assert all(out == (b"null", b"") for out in results)
+
+
+def _b64(text: str) -> str:
+    import base64
+
+    return base64.b64encode(text.encode()).decode()
