@@ -1,0 +1,689 @@
+"""The storage scheduler: where a workload's volume bindings go on one node, and how many workloads fit.
+
+Pure functions over a node's capacity and usage (volumes, disks); nothing here touches the store. The
+algorithm is the reference's (``storage/schedule/schedule.go``), including its quirks: best-fit placement
+of normal bindings on used volumes, whole unused volumes split proportionally among a monopoly group,
+unused volumes promoted to used one at a time, and the plans of the *last* pass taken.
+
+Speed comes from doing less, never from a different algorithm: a pass records only the chosen devices
+(plans are built for the plans returned, not for every attempt), disk lookups are cached per path, a
+count never builds plans, and the mount-only case uses the reference's closed form. The property tests
+compare all of it with a plain transcription of the spec's loop.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from resource_extend.errors import PluginError
+from resource_extend.storage.binding import VolumeBinding, need_schedule
+from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
+from resource_extend.storage.plan import VolumePlan
+from resource_extend.storage.volume import first_volume
+
+Quota = tuple[int, int, int, int]
+# One returned placement: the volume plan and the disk quotas it charges (the workload's disks_request).
+Placement = tuple[VolumePlan, list[Disk]]
+
+# Remaining quota per disk, [read_iops, write_iops, read_bps, write_bps] each, indexed like the host's disks.
+_Quotas = list[list[int]]
+
+_ZERO: Quota = (0, 0, 0, 0)
+_UNBOUNDED = sys.maxsize
+
+
+class InsufficientResource(PluginError):
+    """No placement fits (reference ``ErrInsufficientResource``)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{detail}: cannot alloc a plan, not enough resource")
+
+
+class InvalidVolume(PluginError):
+    """Realloc was handed a holding the node does not have (reference ``ErrInvalidVolume``)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{detail}: invalid volume")
+
+
+class BindingClasses(NamedTuple):
+    """A request split the way the scheduler treats it (spec §2)."""
+
+    mono: list[VolumeBinding]  # monopoly, by size ascending (stable)
+    unlimited: list[VolumeBinding]  # size 0 and no quota, as given
+    normal: list[VolumeBinding]  # every other binding to place, by size ascending (stable)
+    mount: list[VolumeBinding]  # real host paths, as given
+
+
+def classify_bindings(bindings: Iterable[VolumeBinding]) -> BindingClasses:
+    classes = BindingClasses([], [], [], [])
+    for binding in bindings:
+        # Monopoly is tested first, so a monopoly binding is never unlimited.
+        if binding.monopoly:
+            classes.mono.append(binding)
+        elif binding.unlimited:
+            classes.unlimited.append(binding)
+        elif binding.require_schedule:
+            classes.normal.append(binding)
+        else:
+            classes.mount.append(binding)
+    classes.mono.sort(key=_size)
+    classes.normal.sort(key=_size)
+    return classes
+
+
+def volume_plans(
+    capacity_volumes: Mapping[str, int] | None,
+    usage_volumes: Mapping[str, int] | None,
+    capacity_disks: Sequence[Disk] | None,
+    usage_disks: Sequence[Disk] | None,
+    bindings: Sequence[VolumeBinding],
+    bound: int,
+) -> list[Placement]:
+    """Up to ``bound`` placements of ``bindings`` on the node (spec §3); empty when none fits.
+
+    The node is given by its record's capacity and usage sides; a null map or list reads as empty.
+    ``bound`` is ``deploy_count`` for calculate-deploy. Plans share the request's binding objects as keys
+    (as the reference shares pointers); treat them as read-only.
+    """
+    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    return _plans(host, bindings, max(bound, 0))
+
+
+def volume_capacity(
+    capacity_volumes: Mapping[str, int] | None,
+    usage_volumes: Mapping[str, int] | None,
+    capacity_disks: Sequence[Disk] | None,
+    usage_disks: Sequence[Disk] | None,
+    bindings: Sequence[VolumeBinding],
+    bound: int,
+) -> int:
+    """How many placements ``volume_plans`` would return for the same arguments, without building them.
+
+    get-nodes-deploy-capacity calls it with ``bound = scheduler.max_deploy_count`` (spec §3.9).
+    """
+    bound = max(bound, 0)
+    if not need_schedule(bindings):
+        return bound
+    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    request = _Request(bindings)
+    if request.places_volumes and not host.free:
+        return 0
+    result = _schedule(host, request, bound, keep=0)
+    return min(result.normal_count, result.mono_count, bound)
+
+
+def affinity_plan(
+    capacity_volumes: Mapping[str, int] | None,
+    usage_volumes: Mapping[str, int] | None,
+    capacity_disks: Sequence[Disk] | None,
+    usage_disks: Sequence[Disk] | None,
+    bindings: Sequence[VolumeBinding],
+    old_plan: VolumePlan,
+    old_bindings: Sequence[VolumeBinding],
+) -> Placement:
+    """Realloc's placement (spec §4): bindings the workload already holds stay on their devices.
+
+    ``bindings`` is the merged, validated request list, ``old_plan`` and ``old_bindings`` the workload's
+    current ``volume_plan_request`` and ``volumes_request``. The workload's holdings are handed back to
+    the node first, so only growth has to fit. Raises ``InsufficientResource`` or ``InvalidVolume``.
+    """
+    if not need_schedule(bindings):
+        return VolumePlan(), []
+    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    _give_back(host, old_plan, old_bindings)
+
+    classes = classify_bindings(bindings)
+    planner = _AffinityPlanner(host, old_plan)
+    mount_disks = host.charge_mounts([m for m in classes.mount if m.require_iops])
+    if mount_disks is None:
+        raise InsufficientResource("no IOPS quota left for the mount bindings")
+    planner.disks = disks_add(planner.disks, mount_disks)
+    planner.keep_in_place(classes.normal)
+    planner.keep_mono_group(classes.mono)
+    planner.keep_in_place(classes.unlimited)
+    if not planner.reschedule:
+        return planner.plan, planner.disks
+
+    # The rest is placed like a deploy of one, on the node as it stands after the steps above.
+    placements = _plans(host, planner.reschedule, 1)
+    if not placements:
+        raise InsufficientResource("no room for the bindings that have to move")
+    plan, disks = placements[0]
+    return planner.plan.merged(plan), disks_add(planner.disks, disks)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The host model (spec §3.1)
+
+
+class _Host:
+    """Free bytes per volume and remaining quota per disk; mutated by promotion and by realloc."""
+
+    def __init__(
+        self,
+        capacity_volumes: Mapping[str, int] | None,
+        usage_volumes: Mapping[str, int] | None,
+        capacity_disks: Sequence[Disk] | None,
+        usage_disks: Sequence[Disk] | None,
+    ) -> None:
+        # Only device and mounts of these disks are read; quotas live in ``quotas``.
+        self.disks = disks_sub(capacity_disks or (), usage_disks or ())
+        self.quotas: _Quotas = [list(disk.quota) for disk in self.disks]
+        self.free: dict[str, int] = {}
+        used: list[str] = []
+        unused: list[str] = []
+        usage_volumes = usage_volumes or {}
+        for device, size in (capacity_volumes or {}).items():
+            taken = usage_volumes.get(device, 0)
+            self.free[device] = size - taken
+            (unused if taken == 0 else used).append(device)
+        # The lists keep their order from here on: promotion appends, realloc changes sizes in place.
+        self.used = sorted(used, key=self._order)
+        self.unused = sorted(unused, key=self._order)
+        self._disk_at: dict[str, int | None] = {}
+
+    def _order(self, device: str) -> tuple[int, str]:
+        return (self.free[device], device)
+
+    def disk_at(self, path: str) -> int | None:
+        """Index of the disk covering ``path`` (mounts never change, so the answer is cached)."""
+        if path not in self._disk_at:
+            found = disk_by_path(self.disks, path)
+            self._disk_at[path] = None if found is None else _index_of(self.disks, found)
+        return self._disk_at[path]
+
+    def first_disk_of(self, device: str) -> int:
+        # A monopoly charge is subtracted by device name, as the reference's Disks.Sub finds it.
+        return next(index for index, disk in enumerate(self.disks) if disk.device == device)
+
+    def stamp(self, index: int, quota: Quota) -> Disk:
+        disk = self.disks[index]
+        return Disk(disk.device, None if disk.mounts is None else list(disk.mounts), *quota)
+
+    def charge_mounts(
+        self,
+        mounts: Sequence[VolumeBinding],
+        quotas: _Quotas | None = None,
+    ) -> list[Disk] | None:
+        """Charge each mount binding to the disk under its source; ``None`` when one does not fit.
+
+        Charges made before a failure stay, as in the reference.
+        """
+        quotas = self.quotas if quotas is None else quotas
+        charged: list[Disk] = []
+        for mount in mounts:
+            index = self.disk_at(mount.source)
+            quota = mount.quota
+            if not _fits(_quota_of(quotas, index), quota):
+                return None
+            if index is not None:
+                _charge(quotas[index], quota)
+                charged = disks_add(charged, [self.stamp(index, quota)])
+        return charged
+
+    def promote(self, min_size: int) -> bool:
+        """Move the first unused volume holding ``min_size`` to the end of the used list.
+
+        A binary search, as the reference does it: on the sorted list that is the smallest adequate
+        volume, and after a realloc hand-back (list no longer sorted) it is still the reference's pick.
+        """
+        low, high = 0, len(self.unused)
+        while low < high:
+            middle = (low + high) // 2
+            if self.free[self.unused[middle]] < min_size:
+                low = middle + 1
+            else:
+                high = middle
+        if low == len(self.unused):
+            return False
+        self.used.append(self.unused.pop(low))
+        return True
+
+
+def _index_of(disks: Sequence[Disk], disk: Disk) -> int:
+    return next(index for index, item in enumerate(disks) if item is disk)
+
+
+def _quota_of(quotas: _Quotas, index: int | None) -> Sequence[int]:
+    # A path no disk covers reads as a disk with nothing left: fine without IOPS, never with them.
+    return _ZERO if index is None else quotas[index]
+
+
+def _fits(left: Sequence[int], quota: Sequence[int]) -> bool:
+    return left[0] >= quota[0] and left[1] >= quota[1] and left[2] >= quota[2] and left[3] >= quota[3]
+
+
+def _charge(left: list[int], quota: Sequence[int]) -> None:
+    left[0] -= quota[0]
+    left[1] -= quota[1]
+    left[2] -= quota[2]
+    left[3] -= quota[3]
+
+
+def _refill(left: list[int], quota: Sequence[int]) -> None:
+    left[0] += quota[0]
+    left[1] += quota[1]
+    left[2] += quota[2]
+    left[3] += quota[3]
+
+
+def _size(binding: VolumeBinding) -> int:
+    return binding.size
+
+
+def _sum_quota(bindings: Iterable[VolumeBinding]) -> Quota:
+    total = [0, 0, 0, 0]
+    for binding in bindings:
+        _refill(total, binding.quota)
+    return (total[0], total[1], total[2], total[3])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One request, classified once per scheduler run
+
+
+class _Request:
+    def __init__(self, bindings: Iterable[VolumeBinding]) -> None:
+        self.bindings = list(bindings)
+        self.mono, self.unlimited, self.normal, self.mount = classify_bindings(self.bindings)
+        self.iops_mounts = [mount for mount in self.mount if mount.require_iops]
+        self.places_volumes = bool(self.mono or self.unlimited or self.normal)
+        self.mono_size = sum(binding.size for binding in self.mono)
+        self.mono_quota = _sum_quota(self.mono)
+        self.mono_needs_iops = any(value > 0 for value in self.mono_quota)
+        # Merging plans that share no destination is plain concatenation (see _Assembly).
+        destinations = [binding.destination for binding in (*self.normal, *self.mono, *self.unlimited)]
+        self.distinct_destinations = len(set(destinations)) == len(destinations)
+
+    def normal_bound(self, bound: int, unused: int) -> int:
+        """How far a pass enumerates normal plans (spec §3.7), exactly as the reference bounds it.
+
+        The bound is behaviour, not only a saving: the unlimited target sees just the enumerated plans.
+        It is lifted when monopoly and normal or mount bindings all draw IOPS, because then the quota the
+        enumeration uses up decides which monopoly plans fit.
+        """
+        if not self.mono:
+            return bound
+        draws = any(b.require_iops for b in self.normal) or bool(self.iops_mounts)
+        if not any(b.require_iops for b in self.mono) or not draws:
+            return max(bound, unused + 1)
+        return _UNBOUNDED
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A pass (spec §3.3) and the promotion loop (spec §3.4-3.5)
+
+
+@dataclass
+class _Pass:
+    normal_count: int = 0
+    mono_count: int = 0
+    # Devices of the normal bindings, per kept attempt; None when the request has no normal binding.
+    normal_devices: list[tuple[str, ...]] | None = None
+    # The disk plan every attempt charges when there are only mount bindings.
+    mount_only_disks: list[Disk] | None = None
+    # Bytes per device over all normal plans of the pass, kept or not (for the unlimited target).
+    normal_bytes: dict[str, int] = field(default_factory=dict)
+    # Per kept monopoly plan: the device and each binding's share (shares empty unless kept).
+    mono: list[tuple[str, list[int]]] = field(default_factory=list)
+    mono_bytes: dict[str, int] = field(default_factory=dict)
+    mono_placeholders: bool = False
+
+
+def _schedule(host: _Host, request: _Request, bound: int, keep: int) -> _Pass:
+    """Run passes, promoting unused volumes while monopoly plans outnumber normal ones; the last pass wins.
+
+    ``keep`` is how many plans of each pass to record (0 for a count).
+    """
+    normal_bound = request.normal_bound(bound, len(host.unused))
+    result = _run_pass(host, request, bound, normal_bound, keep)
+    while result.mono_count > result.normal_count and result.normal_count < bound:
+        # One volume at a time: normal capacity is not monotone in the number of promoted volumes
+        # (they share disk quota), so a search over that number would pick other plans.
+        if not request.normal or not host.promote(request.normal[0].size):
+            break
+        result = _run_pass(host, request, bound, normal_bound, keep)
+    return result
+
+
+def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int) -> _Pass:
+    # Scratch state: normal placement only changes used volumes, monopoly placement only unused ones.
+    quotas = [list(quota) for quota in host.quotas]
+    result = _Pass()
+    if request.normal:
+        _place_normal(host, quotas, request, normal_bound, keep, result)
+    elif request.iops_mounts:
+        result.normal_count, result.mount_only_disks = _mount_only(host, quotas, request, normal_bound)
+    else:
+        result.normal_count = bound
+    _place_mono(host, quotas, request, bound, keep, result)
+    return result
+
+
+def _place_normal(
+    host: _Host,
+    quotas: _Quotas,
+    request: _Request,
+    normal_bound: int,
+    keep: int,
+    result: _Pass,
+) -> None:
+    """Best fit: each binding goes to the used volume with the least free space that holds it and whose
+    disk has the quota; attempts repeat until one fails (its partial charges stay) or the bound."""
+    disk_of = {device: host.disk_at(device) for device in host.used}
+    heap = [(host.free[device], device) for device in host.used]
+    heapq.heapify(heap)
+    specs = [(binding.size, binding.quota) for binding in request.normal]
+    mounts = [(host.disk_at(mount.source), mount.quota) for mount in request.iops_mounts]
+    kept: list[tuple[str, ...]] = []
+    count = 0
+    placed: list[str] = []
+    failed = False
+    while count < normal_bound and not failed:
+        placed = []
+        for size, quota in specs:
+            skipped = []
+            device = None
+            while heap:
+                entry = heapq.heappop(heap)
+                index = disk_of[entry[1]]
+                left = _ZERO if index is None else quotas[index]
+                if entry[0] >= size and _fits(left, quota):
+                    if index is not None:
+                        _charge(quotas[index], quota)
+                    device = entry[1]
+                    heapq.heappush(heap, (entry[0] - size, device))
+                    break
+                skipped.append(entry)
+            for entry in skipped:
+                heapq.heappush(heap, entry)
+            if device is None:
+                failed = True
+                break
+            placed.append(device)
+        if failed:
+            break
+        for index, quota in mounts:
+            if not _fits(_quota_of(quotas, index), quota):
+                failed = True
+                break
+            if index is not None:
+                _charge(quotas[index], quota)
+        if failed:
+            break
+        if count < keep:
+            kept.append(tuple(placed))
+        count += 1
+
+    result.normal_count = count
+    result.normal_devices = kept
+    # Bytes of the plans = what left the volumes, less what the failed last attempt took.
+    spent = {device: host.free[device] - free for free, device in heap}
+    if failed:
+        for device, (size, _) in zip(placed, specs):
+            spent[device] -= size
+    result.normal_bytes = spent
+
+
+def _mount_only(host: _Host, quotas: _Quotas, request: _Request, bound: int) -> tuple[int, list[Disk]]:
+    """The mount-only enumeration in closed form (the reference's): same count, same disk plan per
+    attempt, same quota left over, including the partial charges of the failed attempt."""
+    prototype = host.charge_mounts(request.iops_mounts, quotas)
+    if prototype is None or bound < 1:
+        return 0, []
+    per_attempt: dict[int, list[int]] = {}
+    for mount in request.iops_mounts:
+        index = host.disk_at(mount.source)
+        assert index is not None  # the first attempt succeeded, so every mount found quota
+        _refill(per_attempt.setdefault(index, [0, 0, 0, 0]), mount.quota)
+    count = bound
+    for index, total in per_attempt.items():
+        count = min(count, 1 + _headroom(quotas[index], total))
+    for index, total in per_attempt.items():
+        _charge(quotas[index], [(count - 1) * value for value in total])
+    if count < bound:
+        host.charge_mounts(request.iops_mounts, quotas)
+    return count, prototype
+
+
+def _headroom(left: Sequence[int], per_attempt: Sequence[int]) -> int:
+    head = _UNBOUNDED
+    for have, need in zip(left, per_attempt):
+        if need > 0:
+            head = min(head, _trunc_div(have, need))
+    return head
+
+
+def _trunc_div(a: int, b: int) -> int:
+    # Integer division as Go does it (toward zero), in case a quota is already negative.
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b >= 0) else -quotient
+
+
+def _place_mono(
+    host: _Host,
+    quotas: _Quotas,
+    request: _Request,
+    bound: int,
+    keep: int,
+    result: _Pass,
+) -> None:
+    """Each unused volume (in list order) that holds the whole group hosts one workload's monopoly group."""
+    if not request.mono:
+        result.mono_count = bound
+        result.mono_placeholders = True
+        return
+    for device in host.unused:
+        free = host.free[device]
+        shares = _mono_on(host, quotas, request, device, free, split=result.mono_count < keep)
+        if shares is None:
+            continue
+        if result.mono_count < keep:
+            result.mono.append((device, shares))
+        result.mono_bytes[device] = free
+        result.mono_count += 1
+
+
+def _mono_on(
+    host: _Host,
+    quotas: _Quotas,
+    request: _Request,
+    device: str,
+    free: int,
+    split: bool,
+) -> list[int] | None:
+    """Give the monopoly group all ``free`` bytes of ``device``; ``None`` when it does not fit."""
+    # Validation keeps monopoly sizes positive; a zero total would make the split meaningless.
+    if free < request.mono_size or request.mono_size <= 0:
+        return None
+    index = host.disk_at(device)
+    if not _fits(_quota_of(quotas, index), request.mono_quota):
+        return None
+    shares = _split(request.mono, request.mono_size, free) if split else []
+    if request.mono_needs_iops:
+        assert index is not None  # a quota-less path never fits a group that needs IOPS
+        _charge(quotas[host.first_disk_of(host.disks[index].device)], request.mono_quota)
+    return shares
+
+
+def _split(mono: Sequence[VolumeBinding], total: int, free: int) -> list[int]:
+    """Proportional shares of ``free``, computed in doubles exactly as the reference does; the rounding
+    remainder goes to the first (smallest) binding. 100GiB + 200GiB of 1TiB -> 366503875926 + 733007751850."""
+    shares = [int(float(binding.size) / float(total) * float(free)) for binding in mono]
+    shares[0] += free - sum(shares)
+    return shares
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Result assembly (spec §3.6, §3.8)
+
+
+def _plans(host: _Host, bindings: Sequence[VolumeBinding], bound: int) -> list[Placement]:
+    if not need_schedule(bindings):
+        return [(VolumePlan(), []) for _ in range(bound)]
+    request = _Request(bindings)
+    if request.places_volumes and not host.free:
+        return []
+    result = _schedule(host, request, bound, keep=bound)
+    return _Assembly(host, request, result).placements(min(result.normal_count, result.mono_count, bound))
+
+
+class _Assembly:
+    """Builds the returned plans from a pass's records: plan i pairs the i-th normal placement with the
+    i-th monopoly volume and the unlimited target."""
+
+    def __init__(self, host: _Host, request: _Request, result: _Pass) -> None:
+        self.host, self.request, self.result = host, request, result
+        self._disk_plans: dict[tuple[tuple[str, ...], str | None], list[Disk]] = {}
+
+    def placements(self, count: int) -> list[Placement]:
+        request, result = self.request, self.result
+        normal = request.normal
+        unlimited: list[tuple[VolumeBinding, str]] = []
+        if request.unlimited and count:
+            target = self._unlimited_target()
+            unlimited = [(binding, target) for binding in request.unlimited]
+        placements: list[Placement] = []
+        for i in range(count):
+            devices = result.normal_devices[i] if result.normal_devices is not None else ()
+            mono = None if result.mono_placeholders else result.mono[i]
+            normal_entries = [(binding, {device: binding.size}) for binding, device in zip(normal, devices)]
+            mono_entries = []
+            if mono is not None:
+                mono_entries = [(binding, {mono[0]: share}) for binding, share in zip(request.mono, mono[1])]
+            unlimited_entries = [(binding, {target: binding.size}) for binding, target in unlimited]
+            if request.distinct_destinations:
+                plan = VolumePlan([*normal_entries, *mono_entries, *unlimited_entries])
+            else:
+                plan = VolumePlan(normal_entries).merged(VolumePlan(mono_entries))
+                plan = plan.merged(VolumePlan(unlimited_entries))
+            disks = self._disk_plan(devices, None if mono is None else mono[0])
+            placements.append((plan, [disk.copy() for disk in disks]))
+        return placements
+
+    def _unlimited_target(self) -> str:
+        """The volume with the most room once every plan of the last pass is taken (first on ties, in
+        used-then-unused order); all unlimited bindings of all plans go there, charged nothing."""
+        host, result = self.host, self.result
+        target, most = "", None
+        for device in (*host.used, *host.unused):
+            left = host.free[device] - result.normal_bytes.get(device, 0) - result.mono_bytes.get(device, 0)
+            if most is None or left > most:
+                target, most = device, left
+        return target
+
+    def _disk_plan(self, devices: tuple[str, ...], mono_device: str | None) -> list[Disk]:
+        # A plan's disk charges depend only on where its bindings went, so equal placements share one.
+        key = (devices, mono_device)
+        if key not in self._disk_plans:
+            self._disk_plans[key] = self._build_disk_plan(devices, mono_device)
+        return self._disk_plans[key]
+
+    def _build_disk_plan(self, devices: tuple[str, ...], mono_device: str | None) -> list[Disk]:
+        host, request = self.host, self.request
+        if self.result.mount_only_disks is not None:
+            disks = list(self.result.mount_only_disks)
+        else:
+            disks = []
+            for binding, device in zip(request.normal, devices):
+                index = host.disk_at(device)
+                if binding.require_iops and index is not None:
+                    disks = disks_add(disks, [host.stamp(index, binding.quota)])
+            for mount in request.iops_mounts:
+                index = host.disk_at(mount.source)
+                if index is not None:
+                    disks = disks_add(disks, [host.stamp(index, mount.quota)])
+        if mono_device is not None and request.mono_needs_iops:
+            index = host.disk_at(mono_device)
+            if index is not None:
+                disks = disks_add(disks, [host.stamp(index, request.mono_quota)])
+        return disks
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Realloc (spec §4)
+
+
+def _give_back(host: _Host, old_plan: VolumePlan, old_bindings: Sequence[VolumeBinding]) -> None:
+    """Return the workload's current holdings to the node, so that only what changes has to fit."""
+    for mount in classify_bindings(old_bindings).mount:
+        if mount.require_iops:
+            _refund(host, mount.source, mount.quota, f"no disk for the old mount binding {mount}")
+    for binding, volumes in old_plan:
+        device, size = first_volume(volumes)
+        if device not in host.free:
+            raise InvalidVolume(f"volume {device!r} of the old plan is not on the node")
+        host.free[device] += size
+        if binding.require_iops:
+            _refund(host, device, binding.quota, f"no disk for the old plan's volume {device}")
+
+
+def _refund(host: _Host, path: str, quota: Quota, problem: str) -> None:
+    index = host.disk_at(path)
+    if index is None or host.disks[index].device == "":
+        raise InvalidVolume(problem)
+    _refill(host.quotas[index], quota)
+
+
+class _AffinityPlanner:
+    """Keeps bindings the workload already has (same source, destination and flags) on their devices."""
+
+    def __init__(self, host: _Host, old_plan: VolumePlan) -> None:
+        self.host, self.old_plan = host, old_plan
+        self.plan = VolumePlan()
+        self.disks: list[Disk] = []
+        self.reschedule: list[VolumeBinding] = []
+
+    def _old_device(self, binding: VolumeBinding) -> str | None:
+        for old, volumes in self.old_plan:
+            if old.key == binding.key:
+                return first_volume(volumes)[0]
+        return None
+
+    def keep_in_place(self, bindings: Sequence[VolumeBinding]) -> None:
+        """Normal and unlimited bindings: stay (charged their full size and quota) or move."""
+        host = self.host
+        for binding in bindings:
+            device = self._old_device(binding)
+            if device is None:
+                self.reschedule.append(binding)
+                continue
+            if binding.size > host.free[device]:
+                raise InsufficientResource(f"no space to expand {binding.destination} on {device}")
+            host.free[device] -= binding.size
+            self.plan = self.plan.merged(VolumePlan([(binding, {device: binding.size})]))
+            if not binding.require_iops:
+                continue
+            index = host.disk_at(device)
+            if not _fits(_quota_of(host.quotas, index), binding.quota):
+                raise InsufficientResource(f"no IOPS quota to expand {binding.destination} on {device}")
+            assert index is not None  # a quota-less path never fits a binding that needs IOPS
+            _charge(host.quotas[index], binding.quota)
+            self.disks = disks_add(self.disks, [host.stamp(index, binding.quota)])
+
+    def keep_mono_group(self, mono: Sequence[VolumeBinding]) -> None:
+        """If any monopoly binding is kept, the whole group is re-split over its old device."""
+        devices = [device for device in map(self._old_device, mono) if device is not None]
+        if not devices:
+            self.reschedule.extend(mono)
+            return
+        request = _Request(mono)
+        held = sum(first_volume(volumes)[1] for old, volumes in self.old_plan if old.monopoly)
+        if held < request.mono_size:
+            raise InsufficientResource(f"the monopoly group needs {request.mono_size} bytes, holds {held}")
+        device, host = devices[0], self.host
+        free = host.free[device]
+        shares = _mono_on(host, host.quotas, request, device, free, split=True)
+        if shares is None:
+            raise InsufficientResource(f"the monopoly group does not fit on {device}")
+        host.free[device] = 0
+        group = VolumePlan([(binding, {device: share}) for binding, share in zip(request.mono, shares)])
+        self.plan = self.plan.merged(group)
+        index = host.disk_at(device)
+        if request.mono_needs_iops and index is not None:
+            self.disks = disks_add(self.disks, [host.stamp(index, request.mono_quota)])
