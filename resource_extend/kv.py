@@ -10,12 +10,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import random
+import re
 import socket
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import PluginError, StoreUnavailable
@@ -201,7 +200,15 @@ def _reason(exc: OSError) -> str:
 
 def backoff(attempt: int) -> None:
     """Sleep a jittered, growing pause before retrying a lost guarded write."""
+    import random  # only a lost race pays for it
+
     time.sleep(random.uniform(0, min(0.1, 0.005 * (2**attempt))))  # jitter, not crypto
+
+
+# scheme://host[:port][/]; a bare host:port means http, as etcd clients read it.
+_URL = re.compile(
+    r"(?:(?P<scheme>[Hh][Tt][Tt][Pp][Ss]?)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^/:\[\]\s]+)(?::(?P<port>[0-9]{1,5}))?/?\Z"
+)
 
 
 @dataclass(frozen=True)
@@ -213,15 +220,12 @@ class _Endpoint:
 
     @classmethod
     def parse(cls, url: str) -> _Endpoint:
-        full = url if "://" in url else f"http://{url}"
-        parts = urlsplit(full)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise PluginError(f"config: etcd.machines: {url!r} is not an http(s) URL")
-        try:
-            port = parts.port or 2379
-        except ValueError:
-            raise PluginError(f"config: etcd.machines: {url!r} has an invalid port") from None
-        return cls(url=url, scheme=parts.scheme, host=parts.hostname, port=port)
+        match = _URL.match(url)
+        port = int(match["port"]) if match and match["port"] else 2379
+        if match is None or not 0 < port < 65536:
+            raise PluginError(f"config: etcd.machines: {url!r} is not an http(s)://host[:port] URL")
+        host = match["host"].strip("[]")
+        return cls(url=url, scheme=(match["scheme"] or "http").lower(), host=host, port=port)
 
 
 class _Connection:

@@ -57,3 +57,16 @@ def test_tls_needs_all_three_files() -> None:
 def test_password_is_not_in_the_repr() -> None:
     loaded = config.parse("x", {"etcd": {"machines": ["m"], "auth": {"username": "u", "password": "s3cret"}}})
     assert "s3cret" not in repr(loaded.etcd)
+
+
+def test_files_beyond_the_simple_subset_are_read_by_pyyaml(tmp_path: Path) -> None:
+    path = tmp_path / "gpu.yaml"
+    path.write_text("etcd: &e {machines: [http://a:2379], prefix: /p}\nother: *e\n")
+    loaded = config.load("gpu", str(path))
+    assert loaded.etcd.machines == ("http://a:2379",) and loaded.etcd.prefix == "/p"
+
+
+def test_json_configs_are_read_directly(tmp_path: Path) -> None:
+    path = tmp_path / "gpu.yaml"
+    path.write_text('{"etcd": {"machines": ["http://a:2379"]}}')
+    assert config.load("gpu", str(path)).etcd.machines == ("http://a:2379",)
