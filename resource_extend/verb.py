@@ -7,10 +7,13 @@ schema checks and the store plumbing are shared by both plugins.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from resource_extend.config import Config
 from resource_extend.store import NodeStore, RecordType
+
+if TYPE_CHECKING:
+    from resource_extend.kv import KV
 
 R = TypeVar("R")
 
@@ -28,9 +31,16 @@ class Call(Generic[R]):
     @property
     def store(self) -> NodeStore[R]:
         if self._store is None:
-            from resource_extend.kv import GatewayKV  # verbs without a store skip it
+            kv: KV
+            # Lazy imports: verbs without a store skip both, and only a grpc call pays for grpc.
+            if self.config.etcd.transport == "grpc":
+                from resource_extend.grpckv import GrpcKV
 
-            kv = GatewayKV(self.config.etcd)
+                kv = GrpcKV(self.config.etcd)
+            else:
+                from resource_extend.kv import GatewayKV
+
+                kv = GatewayKV(self.config.etcd)
             self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.records)
         return self._store
 

@@ -80,7 +80,8 @@ def new_capacity(
 def check_rm_disks(request: NodeRequest | None, delta: bool) -> None:
     """Removing disks is only meaningful for an absolute capacity: with delta it is core's bad engine args."""
     if request is not None and request.rm_disks and delta:
-        raise PluginError(f"invalid engine args: rm-disks {','.join(request.rm_disks)} cannot be used with delta")
+        removed = ",".join(request.rm_disks)
+        raise PluginError(f'invalid engine args: rm-disks "{removed}" cannot be used with delta')
 
 
 def resource_info(record: StorageRecord, diffs: list[str]) -> JSONObject:
