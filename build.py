@@ -22,6 +22,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -221,14 +222,22 @@ def main() -> None:
         parser.error(f"unknown plugin(s): {', '.join(sorted(unknown))}")
     plugins = args.plugins or [p for p in PLUGINS if (ROOT / "plugins" / f"{p}.py").exists()]
     # Core names a resource after its executable's file name, so a grpc build keeps the names and goes to
-    # another directory; its own work directory lets it run beside a default build.
+    # another directory.
     out: Path = args.out or (ROOT / "build" / "grpc" if args.grpc else ROOT)
     out.mkdir(parents=True, exist_ok=True)
-    work = ROOT / "build" / "grpc-work" if args.grpc else ROOT / "build"
+    if not args.grpc:
+        build(plugins, ROOT / "build", out, RUNTIME_DEPS)
+        return
+    # A work directory of its own, so a grpc build (the test suite makes one) can run beside any other build.
+    (ROOT / "build").mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="grpc-work-", dir=ROOT / "build") as work:
+        build(plugins, Path(work), out, (*RUNTIME_DEPS, *GRPC_DEPS))
+
+
+def build(plugins: list[str], work: Path, out: Path, requirements: tuple[str, ...]) -> None:
     deps = work / "deps"
     if deps.exists():
         shutil.rmtree(deps)
-    requirements = (*RUNTIME_DEPS, *GRPC_DEPS) if args.grpc else RUNTIME_DEPS
     sh(sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(deps), *requirements)
     for plugin in plugins:
         site = work / plugin

@@ -50,10 +50,19 @@ def free_port() -> int:
 class DevEtcd:
     """One single-member etcd; use as a context manager or call start()/stop()."""
 
-    def __init__(self, extra_args: tuple[str, ...] = (), tls: tuple[str, str, str] | None = None) -> None:
-        """``tls`` = (ca, cert, key) PEM files: serve https and require client certificates signed by ca."""
+    def __init__(
+        self, extra_args: tuple[str, ...] = (), tls: tuple[str, str, str] | None = None, probe: str = "gateway"
+    ) -> None:
+        """``tls`` = (ca, cert, key) PEM files: serve https and require client certificates signed by ca.
+
+        ``probe`` is how start() knows etcd serves: "gateway" reads a key through the v3 JSON gateway;
+        "health" asks ``/health``, which etcd serves even with ``--enable-grpc-gateway=false``.
+        """
+        if probe not in ("gateway", "health"):
+            raise ValueError(f"probe must be 'gateway' or 'health', not {probe!r}")
         self.extra_args = extra_args
         self.tls = tls
+        self.probe = probe
         self.dir = ""
         self.port = 0
         self.url = ""
@@ -84,7 +93,10 @@ class DevEtcd:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"etcd exited early: {self.log_tail()}")
             try:
-                self.call("/v3/kv/range", {"key": _b64(b"/")})
+                if self.probe == "health":
+                    self.health()
+                else:
+                    self.call("/v3/kv/range", {"key": _b64(b"/")})
                 return self
             except OSError:
                 time.sleep(0.05)
@@ -117,10 +129,17 @@ class DevEtcd:
 
     # -- raw access, for seeding and checking records ------------------------------------------------
 
+    def health(self) -> dict[str, Any]:
+        """GET /health: an HTTPError (an OSError) while etcd has no leader."""
+        return self._open(urllib.request.Request(self.url + "/health"))
+
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         request = urllib.request.Request(
             self.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
         )
+        return self._open(request)
+
+    def _open(self, request: urllib.request.Request) -> dict[str, Any]:
         context = None
         if self.tls:
             import ssl
@@ -167,18 +186,14 @@ class DevCluster:
         initial = ",".join(f"m{i}=http://127.0.0.1:{p}" for i, p in enumerate(peers))
         for i in range(self.size):
             peer = f"http://127.0.0.1:{peers[i]}"
+            argv = [
+                binary(), "--name", f"m{i}", "--data-dir", os.path.join(self.dir, f"m{i}"),
+                "--listen-client-urls", self.urls[i], "--advertise-client-urls", self.urls[i],
+                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", initial, "--initial-cluster-state", "new", "--log-level", "error",
+            ]  # fmt: skip
             with open(os.path.join(self.dir, f"m{i}.log"), "wb") as log:
-                self._procs.append(
-                    subprocess.Popen(
-                        [
-                            binary(), "--name", f"m{i}", "--data-dir", os.path.join(self.dir, f"m{i}"),
-                            "--listen-client-urls", self.urls[i], "--advertise-client-urls", self.urls[i],
-                            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                            "--initial-cluster", initial, "--initial-cluster-state", "new", "--log-level", "error",
-                        ],
-                        stdout=log, stderr=subprocess.STDOUT,
-                    )  # fmt: skip
-                )
+                self._procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 60
         for url in self.urls:
             member = DevEtcd()

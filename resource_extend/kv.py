@@ -104,26 +104,38 @@ class GatewayKV:
     # -- transport ----------------------------------------------------------------------------------
 
     def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        # One deadline per process call: several endpoints and a retry never add up past it.
+        # One deadline per process call: endpoints and retries never add up past it.
         if not self._deadline:
             self._deadline = time.monotonic() + self._config.total_timeout
         payload = json.dumps(body).encode()
         failures: list[str] = []
-        for _ in range(2):  # a kept-alive connection may have been closed by the server: one fresh retry
+        for attempt in range(MAX_ATTEMPTS):
+            if attempt and time.monotonic() >= self._deadline:
+                break
             conn = self._connection(failures)
             try:
                 status, data = conn.post(path, payload, self._token, self._timeout())
+                if status == 401 and self._config.username and self._token is not None:
+                    self._token = None  # an expired token: authenticate again
+                    self._authenticate(conn)
+                    status, data = conn.post(path, payload, self._token, self._timeout())
             except OSError as exc:
                 failures.append(f"{conn.endpoint.url}: {_reason(exc)}")
-                self.close()
-                self._rotate(conn.endpoint)
+                self._give_up_on(conn)
                 continue
-            if status == 401 and self._config.username and self._token is not None:
-                self._token = None  # expired token: authenticate again once
-                self._authenticate(conn)
-                status, data = conn.post(path, payload, self._token, self._timeout())
+            if _transient(status, data):
+                # A member that lost its leader or quorum: another member, or this one after the
+                # election, can answer. Pause briefly so an election can finish.
+                failures.append(f"{conn.endpoint.url}: HTTP {status}: {_message(data)}")
+                self._give_up_on(conn)
+                time.sleep(min(0.05 * 2**attempt, 0.5, max(self._deadline - time.monotonic(), 0)))
+                continue
             return _reply(conn.endpoint.url, path, status, data)
-        raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures)}")
+        raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
+
+    def _give_up_on(self, conn: _Connection) -> None:
+        self.close()
+        self._rotate(conn.endpoint)
 
     def _timeout(self) -> float:
         left = self._deadline - time.monotonic()
@@ -180,6 +192,26 @@ def _entries(reply: dict[str, Any]) -> list[Entry]:
     ]
 
 
+# Bounded by the call's deadline too; enough to ride out one leader election on a small cluster.
+MAX_ATTEMPTS = 12
+_TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable")
+
+
+def _transient(status: int, data: bytes) -> bool:
+    if status in (502, 503, 504):
+        return True
+    return status >= 500 and any(text in _message(data) for text in _TRANSIENT)
+
+
+def _message(data: bytes) -> str:
+    try:
+        doc = json.loads(data or b"{}")
+    except ValueError:
+        doc = None
+    message = (doc.get("message") or doc.get("error")) if isinstance(doc, dict) else None
+    return message if isinstance(message, str) else data[:200].decode("utf-8", errors="replace")
+
+
 def _reply(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
     try:
         doc = json.loads(data or b"{}")
@@ -187,9 +219,7 @@ def _reply(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
         doc = None
     if status == 200 and isinstance(doc, dict):
         return doc
-    message = doc.get("message") or doc.get("error") if isinstance(doc, dict) else None
-    detail = message if isinstance(message, str) else data[:200].decode("utf-8", errors="replace")
-    raise StoreUnavailable(f"etcd {url}{path}: HTTP {status}: {detail}")
+    raise StoreUnavailable(f"etcd {url}{path}: HTTP {status}: {_message(data)}")
 
 
 def _reason(exc: OSError) -> str:

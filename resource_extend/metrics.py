@@ -26,13 +26,3 @@ def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
             raise PluginError("json: cannot unmarshal nodes[]: podname and nodename must be strings")
         pairs.append((pod or "", name or ""))
     return pairs
-
-
-def ratio(a: int, b: int) -> float:
-    """Core's ``AdvancedDivide`` over the two values as float64: 0 when either is 0."""
-    return 0.0 if a == 0 or b == 0 else float(a) / float(b)
-
-
-def trunc_div(a: int, b: int) -> int:
-    """Go's integer division, which truncates toward zero (Python's ``//`` floors)."""
-    return a // b if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))

@@ -7,9 +7,11 @@ Unlike the reference, every write that depends on a read is guarded by the recor
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Callable, Generic, Protocol, TypeVar
+from typing import Any, Callable, Generic, Protocol, TypeVar
 
+from resource_extend import jsonio
 from resource_extend.errors import Conflict, NodeNotExists, PluginError
 from resource_extend.kv import KV, backoff
 
@@ -31,6 +33,39 @@ class RecordType(Protocol[R]):
         ...
 
     def encode(self, record: R) -> bytes: ...
+
+
+class JsonRecord(Protocol):
+    def to_json(self) -> Any: ...
+
+
+J = TypeVar("J", bound=JsonRecord)
+
+
+class JsonRecords(Generic[J]):
+    """A ``RecordType`` whose record is one JSON object, written the way the Go reference marshals it.
+
+    Subclasses say how to make an empty record, read one from decoded JSON, and check one before a write.
+    """
+
+    def empty(self) -> J:
+        raise NotImplementedError
+
+    def from_json(self, doc: Any) -> J:
+        raise NotImplementedError
+
+    def checked(self, record: J) -> J:
+        raise NotImplementedError
+
+    def decode(self, data: bytes) -> J:
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise PluginError(f"invalid JSON: {exc}") from None
+        return self.from_json(doc)
+
+    def encode(self, record: J) -> bytes:
+        return jsonio.dumps(record.to_json()).encode()
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,29 @@ from tests.conftest import PLUGINS, executable
 from tests.test_reliability import SEED, STORE_VERBS
 
 FIELDS = [
-    "nodename", "nodenames", "resource", "resource_request", "workload_resource", "workload_resource_request",
-    "workloads_resource", "info", "capacity", "usage", "delta", "incr", "deploy_count", "nodes", "podname",
-    "prod_count_map", "volumes", "volumes-request", "storage", "disks", "rm-disks", "volume_plan_request",
-]  # fmt: skip
+    "nodename",
+    "nodenames",
+    "resource",
+    "resource_request",
+    "workload_resource",
+    "workload_resource_request",
+    "workloads_resource",
+    "info",
+    "capacity",
+    "usage",
+    "delta",
+    "incr",
+    "deploy_count",
+    "nodes",
+    "podname",
+    "prod_count_map",
+    "volumes",
+    "volumes-request",
+    "storage",
+    "disks",
+    "rm-disks",
+    "volume_plan_request",
+]
 VERBS = [*STORE_VERBS, "get-metrics-description", "calculate-remap"]
 
 leaves = (
@@ -33,7 +52,9 @@ leaves = (
 )
 values = st.recursive(
     leaves,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=6), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=6), inner, max_size=5)
+    ),
     max_leaves=20,
 )
 requests = st.dictionaries(st.sampled_from(FIELDS), values, max_size=6).map(lambda d: {"nodename": "n1", **d})
@@ -45,7 +66,9 @@ def raw_inputs() -> st.SearchStrategy[bytes]:
         requests.map(lambda r: json.dumps(r).encode())
         | st.binary(max_size=200)
         | nested
-        | st.sampled_from([b"", b"null", b"\xff\xfe{", b'{"nodename": "\xff\xfe"}', b"1e999", b'{"deploy_count": 1e400}'])
+        | st.sampled_from(
+            [b"", b"null", b"\xff\xfe{", b'{"nodename": "\xff\xfe"}', b"1e999", b'{"deploy_count": 1e400}']
+        )
     )
 
 

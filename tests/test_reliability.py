@@ -23,7 +23,7 @@ from resource_extend.devetcd import DevCluster, DevEtcd, binary, free_port
 from tests.conftest import PLUGINS, executable
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
-SEED = {
+SEED: dict[str, dict[str, Any]] = {
     "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
     "storage": {
         "capacity": {"volumes": {}, "disks": [], "storage": 1000},
@@ -31,11 +31,23 @@ SEED = {
     },
 }
 INCREMENT = {
-    "gpu": {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3090": 1}}, "resource_request": None,
-            "workloads_resource": None, "delta": True, "incr": True},
-    "storage": {"nodename": "n1", "resource": {"storage": 1}, "resource_request": None,
-                "workloads_resource": None, "delta": True, "incr": True},
-}  # fmt: skip
+    "gpu": {
+        "nodename": "n1",
+        "resource": {"prod_count_map": {"nvidia-3090": 1}},
+        "resource_request": None,
+        "workloads_resource": None,
+        "delta": True,
+        "incr": True,
+    },
+    "storage": {
+        "nodename": "n1",
+        "resource": {"storage": 1},
+        "resource_request": None,
+        "workloads_resource": None,
+        "delta": True,
+        "incr": True,
+    },
+}
 
 
 def used(plugin: str, record: dict[str, Any]) -> int:
@@ -52,10 +64,20 @@ ANY_REQUEST = {
     "nodes": [{"podname": "p", "nodename": "n1"}],
 }
 STORE_VERBS = [
-    "add-node", "remove-node", "get-nodes-deploy-capacity", "set-node-resource-capacity", "get-node-resource-info",
-    "get-nodes-resource-info", "set-node-resource-info", "set-node-resource-usage", "get-most-idle-node",
-    "fix-node-resource", "calculate-deploy", "calculate-realloc", "get-metrics",
-]  # fmt: skip
+    "add-node",
+    "remove-node",
+    "get-nodes-deploy-capacity",
+    "set-node-resource-capacity",
+    "get-node-resource-info",
+    "get-nodes-resource-info",
+    "set-node-resource-info",
+    "set-node-resource-usage",
+    "get-most-idle-node",
+    "fix-node-resource",
+    "calculate-deploy",
+    "calculate-realloc",
+    "get-metrics",
+]
 
 
 def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
@@ -137,8 +159,11 @@ def silent_endpoint() -> Iterator[str]:
     server.close()
 
 
-@pytest.mark.parametrize("plugin", PLUGINS)
-@pytest.mark.parametrize("verb", STORE_VERBS)
+# Storage's get-most-idle-node answers the first name without reading the store (storage-scheduler.md §6.10).
+READS_THE_STORE = [(p, v) for p in PLUGINS for v in STORE_VERBS if (p, v) != ("storage", "get-most-idle-node")]
+
+
+@pytest.mark.parametrize(("plugin", "verb"), READS_THE_STORE)
 def test_every_store_verb_fails_fast_and_clean_without_etcd(
     plugin: str, verb: str, tmp_path: Path, silent_endpoint: str
 ) -> None:
@@ -196,7 +221,9 @@ def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd
     ca = trustme.CA()
     server = ca.issue_cert("127.0.0.1", "localhost")
     client = ca.issue_cert("eru-core")
-    files = {name: str(folder / f"{name}.pem") for name in ("ca", "server", "server-key", "client", "client-key", "bad-ca")}
+    files = {
+        name: str(folder / f"{name}.pem") for name in ("ca", "server", "server-key", "client", "client-key", "bad-ca")
+    }
     ca.cert_pem.write_to_path(files["ca"])
     server.cert_chain_pems[0].write_to_path(files["server"])
     server.private_key_pem.write_to_path(files["server-key"])
@@ -208,10 +235,21 @@ def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
-def test_tls_with_a_client_certificate_works(plugin: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]) -> None:
+def test_tls_with_a_client_certificate_works(
+    plugin: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]
+) -> None:
     etcd, files = tls_etcd
-    work = plugin_dir(tmp_path, plugin, {"machines": [etcd.url], "prefix": f"/tls-{plugin}", "ca": files["ca"],
-                                         "cert": files["client"], "key": files["client-key"]})  # fmt: skip
+    work = plugin_dir(
+        tmp_path,
+        plugin,
+        {
+            "machines": [etcd.url],
+            "prefix": f"/tls-{plugin}",
+            "ca": files["ca"],
+            "cert": files["client"],
+            "key": files["client-key"],
+        },
+    )
     assert call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}).status == 0
     out = call(work, plugin, "get-node-resource-info", {"nodename": "n1"})
     assert out.status == 0 and json.loads(out.stdout)["capacity"] == SEED[plugin]["capacity"]
@@ -256,8 +294,11 @@ def auth_etcd() -> Iterator[DevEtcd]:
 
 @pytest.mark.parametrize("plugin", PLUGINS)
 def test_auth_with_the_right_password_works_and_never_shows_it(plugin: str, tmp_path: Path, auth_etcd: DevEtcd) -> None:
-    work = plugin_dir(tmp_path, plugin, {"machines": [auth_etcd.url], "prefix": "/eru-auth",
-                                         "auth": {"username": "eru", "password": PASSWORD}})  # fmt: skip
+    work = plugin_dir(
+        tmp_path,
+        plugin,
+        {"machines": [auth_etcd.url], "prefix": "/eru-auth", "auth": {"username": "eru", "password": PASSWORD}},
+    )
     outs = [
         call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}),
         call(work, plugin, "get-node-resource-info", {"nodename": "n1"}),
@@ -268,16 +309,22 @@ def test_auth_with_the_right_password_works_and_never_shows_it(plugin: str, tmp_
 
 
 def test_auth_outside_the_granted_prefix_is_refused(tmp_path: Path, auth_etcd: DevEtcd) -> None:
-    work = plugin_dir(tmp_path, "gpu", {"machines": [auth_etcd.url], "prefix": "/elsewhere",
-                                        "auth": {"username": "eru", "password": PASSWORD}})  # fmt: skip
+    work = plugin_dir(
+        tmp_path,
+        "gpu",
+        {"machines": [auth_etcd.url], "prefix": "/elsewhere", "auth": {"username": "eru", "password": PASSWORD}},
+    )
     line = one_clean_line(call(work, "gpu", "get-node-resource-info", {"nodename": "n1"}))
     assert PASSWORD not in line and "permission denied" in line
 
 
 def test_a_wrong_password_fails_clean_and_is_never_printed(tmp_path: Path, auth_etcd: DevEtcd) -> None:
     wrong = "wrong-" + PASSWORD
-    work = plugin_dir(tmp_path, "gpu", {"machines": [auth_etcd.url], "prefix": "/eru-auth",
-                                        "auth": {"username": "eru", "password": wrong}})  # fmt: skip
+    work = plugin_dir(
+        tmp_path,
+        "gpu",
+        {"machines": [auth_etcd.url], "prefix": "/eru-auth", "auth": {"username": "eru", "password": wrong}},
+    )
     for env in (None, dict(os.environ, ERU_RESOURCE_LOG="debug")):
         out = call(work, "gpu", "get-node-resource-info", {"nodename": "n1"}, env=env)
         assert out.status == 128 and out.stdout == ""
@@ -295,8 +342,14 @@ def test_twenty_simultaneous_first_runs_all_succeed(plugin: str, tmp_path: Path,
     shutil.copy2(executable(plugin), exe)
     env = dict(os.environ, SHIV_ROOT=str(tmp_path / "empty-cache"))
     procs = [
-        subprocess.Popen([str(exe), "get-node-resource-info"], cwd=work, env=env, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        subprocess.Popen(
+            [str(exe), "get-node-resource-info"],
+            cwd=work,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for _ in range(20)
     ]
     results = [p.communicate(b'{"nodename": "n1"}', timeout=60) for p in procs]

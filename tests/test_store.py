@@ -1,4 +1,4 @@
-"""The node store and its etcd gateway transport, against a real etcd."""
+"""The node store and its etcd transports, against a real etcd: every store test runs over both."""
 
 from __future__ import annotations
 
@@ -10,36 +10,53 @@ from resource_extend.config import EtcdConfig
 from resource_extend.devetcd import DevEtcd, free_port
 from resource_extend.errors import NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.gpu.record import GpuRecord, GpuRecords
-from resource_extend.kv import GatewayKV, prefix_end
+from resource_extend.kv import KV, GatewayKV, prefix_end
 from resource_extend.store import NodeStore
 
+TRANSPORTS = ("gateway", "grpc")
 
-def store_for(etcd: DevEtcd, prefix: str, **kw: object) -> NodeStore[GpuRecord]:
-    kv = GatewayKV(EtcdConfig(machines=(etcd.url,), prefix=prefix, **kw))  # type: ignore[arg-type]
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    """The store contract holds over each transport: tests that take this fixture run once per transport."""
+    name: str = request.param
+    return name
+
+
+def kv_for(transport: str, config: EtcdConfig) -> KV:
+    if transport == "grpc":
+        from resource_extend.grpckv import GrpcKV  # the grpc extra, part of the dev extra
+
+        return GrpcKV(config)
+    return GatewayKV(config)
+
+
+def store_for(etcd: DevEtcd, prefix: str, transport: str = "gateway", **kw: object) -> NodeStore[GpuRecord]:
+    kv = kv_for(transport, EtcdConfig(machines=(etcd.url,), prefix=prefix, **kw))  # type: ignore[arg-type]
     return NodeStore(kv, prefix, "gpu", GpuRecords())
 
 
-def test_key_is_prefix_plus_plugin_directory_by_plain_concatenation(etcd: DevEtcd, prefix: str) -> None:
-    store_for(etcd, prefix + "/").put("n1", GpuRecord({"a": 1}, {}))
+def test_key_is_prefix_plus_plugin_directory_by_plain_concatenation(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store_for(etcd, prefix + "/", transport).put("n1", GpuRecord({"a": 1}, {}))
     assert etcd.get(f"{prefix}//resource/gpu/n1") is not None
 
 
-def test_put_writes_the_reference_bytes(etcd: DevEtcd, prefix: str) -> None:
-    store_for(etcd, prefix).put("n1", GpuRecord({"nvidia-3090": 4, "nvidia-3070": 4}, {}))
+def test_put_writes_the_reference_bytes(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store_for(etcd, prefix, transport).put("n1", GpuRecord({"nvidia-3090": 4, "nvidia-3070": 4}, {}))
     assert etcd.get(f"{prefix}/resource/gpu/n1") == (
         '{"capacity":{"prod_count_map":{"nvidia-3070":4,"nvidia-3090":4}},"usage":{"prod_count_map":{}}}'
     )
 
 
-def test_get_of_a_missing_node_is_node_not_exists(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_get_of_a_missing_node_is_node_not_exists(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     with pytest.raises(NodeNotExists, match="key: ghost: node not exists"):
         store.get("ghost")
     assert store.get_or_empty("ghost") == GpuRecord({}, {})
 
 
-def test_get_many_returns_each_distinct_node_in_request_order(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_get_many_returns_each_distinct_node_in_request_order(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     store.put("b", GpuRecord({"x": 2}, {}))
     store.put("a", GpuRecord({"x": 1}, {}))
     got = store.get_many(["b", "ghost", "a", "b"])
@@ -49,24 +66,24 @@ def test_get_many_returns_each_distinct_node_in_request_order(etcd: DevEtcd, pre
     assert store.get_many([]) == {}
 
 
-def test_create_refuses_an_existing_node(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_create_refuses_an_existing_node(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     store.create("n1", GpuRecord({"a": 1}, {}))
     with pytest.raises(PluginError, match="node already exists"):
         store.create("n1", GpuRecord({"a": 2}, {}))
     assert store.get("n1").capacity == {"a": 1}
 
 
-def test_invalid_records_are_never_written(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_invalid_records_are_never_written(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     with pytest.raises(PluginError, match="invalid capacity"):
         store.put("n1", GpuRecord({"a": 0}, {}))
     assert etcd.get(f"{prefix}/resource/gpu/n1") is None
 
 
-def test_update_retries_when_another_writer_wins_the_race(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
-    rival = store_for(etcd, prefix)
+def test_update_retries_when_another_writer_wins_the_race(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
+    rival = store_for(etcd, prefix, transport)
     store.put("n1", GpuRecord({"a": 1}, {}))
     attempts = []
 
@@ -83,9 +100,9 @@ def test_update_retries_when_another_writer_wins_the_race(etcd: DevEtcd, prefix:
     assert store.get("n1").usage == {"a": 6}
 
 
-def test_update_of_an_absent_node_is_guarded_too(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
-    rival = store_for(etcd, prefix)
+def test_update_of_an_absent_node_is_guarded_too(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
+    rival = store_for(etcd, prefix, transport)
     seen = []
 
     def change(record: GpuRecord | None) -> GpuRecord:
@@ -99,8 +116,8 @@ def test_update_of_an_absent_node_is_guarded_too(etcd: DevEtcd, prefix: str) -> 
     assert store.get("n1") == GpuRecord({"a": 3}, {"a": 1})
 
 
-def test_update_that_returns_the_record_unchanged_writes_nothing(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_update_that_returns_the_record_unchanged_writes_nothing(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     store.put("n1", GpuRecord({"a": 1}, {}))
     before = etcd.call("/v3/kv/range", {"key": _b64(f"{prefix}/resource/gpu/n1")})["kvs"][0]["mod_revision"]
     store.update("n1", lambda record: record)  # type: ignore[arg-type,return-value]
@@ -108,38 +125,38 @@ def test_update_that_returns_the_record_unchanged_writes_nothing(etcd: DevEtcd, 
     assert before == after
 
 
-def test_delete_of_a_missing_node_succeeds(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_delete_of_a_missing_node_succeeds(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     store.delete("ghost")
     store.put("n1", GpuRecord({}, {}))
     store.delete("n1")
     assert etcd.get(f"{prefix}/resource/gpu/n1") is None
 
 
-def test_unreadable_stored_record_is_a_clear_error(etcd: DevEtcd, prefix: str) -> None:
+def test_unreadable_stored_record_is_a_clear_error(etcd: DevEtcd, prefix: str, transport: str) -> None:
     etcd.put(f"{prefix}/resource/gpu/n1", json.dumps({"capacity": {"prod_count_map": {"a": 1.5}}}))
     with pytest.raises(PluginError, match="node n1: stored record is unreadable"):
-        store_for(etcd, prefix).get("n1")
+        store_for(etcd, prefix, transport).get("n1")
 
 
-def test_next_machine_is_tried_when_the_first_refuses(etcd: DevEtcd, prefix: str) -> None:
+def test_next_machine_is_tried_when_the_first_refuses(etcd: DevEtcd, prefix: str, transport: str) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
-    kv = GatewayKV(EtcdConfig(machines=(dead, etcd.url), prefix=prefix))
+    kv = kv_for(transport, EtcdConfig(machines=(dead, etcd.url), prefix=prefix))
     store = NodeStore(kv, prefix, "gpu", GpuRecords())
     store.put("n1", GpuRecord({"a": 1}, {}))
     assert store.get("n1").capacity == {"a": 1}
 
 
-def test_no_reachable_machine_names_every_endpoint_tried(prefix: str) -> None:
+def test_no_reachable_machine_names_every_endpoint_tried(prefix: str, transport: str) -> None:
     dead = (f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}")
-    kv = GatewayKV(EtcdConfig(machines=dead, prefix=prefix))
+    kv = kv_for(transport, EtcdConfig(machines=dead, prefix=prefix))
     with pytest.raises(StoreUnavailable) as caught:
         NodeStore(kv, prefix, "gpu", GpuRecords()).get("n1")
     assert all(url in str(caught.value) for url in dead)
 
 
-def test_large_scans_arrive_whole(etcd: DevEtcd, prefix: str) -> None:
-    store = store_for(etcd, prefix)
+def test_large_scans_arrive_whole(etcd: DevEtcd, prefix: str, transport: str) -> None:
+    store = store_for(etcd, prefix, transport)
     for i in range(300):  # big enough that the gateway streams the reply in chunks
         store.put(f"node-{i:03}", GpuRecord({f"product-{j}": j + 1 for j in range(8)}, {}))
     got = store.get_many([f"node-{i:03}" for i in range(300)])
@@ -160,7 +177,8 @@ def _b64(text: str) -> str:
 @pytest.mark.parametrize(
     ("url", "scheme", "host", "port"),
     [("http://127.0.0.1:2379", "http", "127.0.0.1", 2379), ("https://etcd.example:443/", "https", "etcd.example", 443),
-     ("10.0.0.1:2380", "http", "10.0.0.1", 2380), ("http://[::1]:2379", "http", "::1", 2379), ("http://etcd", "http", "etcd", 2379)],
+     ("10.0.0.1:2380", "http", "10.0.0.1", 2380), ("http://[::1]:2379", "http", "::1", 2379),
+     ("http://etcd", "http", "etcd", 2379)],
 )  # fmt: skip
 def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str, host: str, port: int) -> None:
     from resource_extend.kv import _Endpoint
@@ -173,5 +191,5 @@ def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str,
 def test_malformed_endpoints_are_a_config_error(url: str) -> None:
     from resource_extend.kv import _Endpoint
 
-    with pytest.raises(PluginError, match="etcd.machines"):
+    with pytest.raises(PluginError, match=r"etcd\.machines"):
         _Endpoint.parse(url)

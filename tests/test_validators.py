@@ -14,14 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import build
+from resource_extend.conformance import load_cases
 from resource_extend.schemabundle import bundle, verbs_with_schemas
 from resource_extend.validation import SCHEMA_DIR, module_name
 from tests.conftest import PLUGINS, VECTORS
 
-from resource_extend.conformance import load_cases
-
 CASES = load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl")))
-Pair = tuple[Callable[[Any], Any], jsonschema.protocols.Validator]
+Pair = tuple[Callable[[Any], Any], jsonschema.Draft7Validator]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +37,9 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
             build.compile_validators(plugin, SCHEMA_DIR, package_root / plugin)
             for verb in verbs_with_schemas(SCHEMA_DIR, plugin):
                 for direction in ("request", "response"):
-                    module = importlib.import_module(f"resource_extend_compiled.{plugin}.{module_name(verb, direction)}")
+                    module = importlib.import_module(
+                        f"resource_extend_compiled.{plugin}.{module_name(verb, direction)}"
+                    )
                     schema = bundle(SCHEMA_DIR, plugin, verb, direction)
                     pairs[(plugin, verb, direction)] = (module.validate, jsonschema.Draft7Validator(schema))
         yield pairs
@@ -108,9 +109,10 @@ def test_mutated_requests_get_the_same_verdict(
 ) -> None:
     plugin, verb, request = seed
     document = mutate(request, path, value)
-    assert verdicts(compiled[(plugin, verb, "request")], document)[0] == verdicts(
-        compiled[(plugin, verb, "request")], document
-    )[1]
+    assert (
+        verdicts(compiled[(plugin, verb, "request")], document)[0]
+        == verdicts(compiled[(plugin, verb, "request")], document)[1]
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap
+from resource_extend.store import JsonRecords
 
 
 @dataclass(frozen=True)
@@ -44,17 +43,13 @@ class GpuRecord:
         return prodmap.sub(self.capacity, self.usage)
 
 
-class GpuRecords:
+class GpuRecords(JsonRecords[GpuRecord]):
     """The ``RecordType`` of the node store for GPU records."""
 
     def empty(self) -> GpuRecord:
         return GpuRecord.empty()
 
-    def decode(self, data: bytes) -> GpuRecord:
-        try:
-            doc = json.loads(data)
-        except ValueError as exc:
-            raise PluginError(f"invalid JSON: {exc}") from None
+    def from_json(self, doc: Any) -> GpuRecord:
         return GpuRecord.from_json(doc)
 
     def checked(self, record: GpuRecord) -> GpuRecord:
@@ -65,6 +60,3 @@ class GpuRecords:
             except PluginError as exc:
                 raise PluginError(f"invalid {side}: {exc}") from None
         return record
-
-    def encode(self, record: GpuRecord) -> bytes:
-        return jsonio.dumps(record.to_json()).encode()

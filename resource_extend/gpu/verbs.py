@@ -13,11 +13,12 @@ import json
 from typing import Any, Callable
 
 from resource_extend import params
+from resource_extend.capacity import calculate_remap, check_deploy_count, deploy_capacity_response, ratio, trunc_div
 from resource_extend.errors import NodeNotExists, PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import GpuRecord, GpuRecords
-from resource_extend.metrics import metrics_nodes, ratio, trunc_div
+from resource_extend.metrics import metrics_nodes
 from resource_extend.params import JSONObject
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
@@ -146,14 +147,7 @@ def get_nodes_deploy_capacity(call: GpuCall) -> Any:
     nodes = params.nodenames(call.request)
     request = prodmap.parse(params.obj(call.request, "workload_resource"), "workload_resource") or {}
     prodmap.validate(request)
-    entries = {}
-    total = 0
-    for node, record in sorted(call.store.get_many(nodes).items()):
-        capacity, usage, rate = node_capacity(record, request)
-        if capacity > 0:
-            entries[node] = {"capacity": capacity, "usage": usage, "rate": rate, "weight": 1}
-            total += capacity
-    return {"nodes_deploy_capacity_map": entries, "total": total}
+    return deploy_capacity_response(call.store.get_many(nodes), lambda record: node_capacity(record, request))
 
 
 def set_node_resource_capacity(call: GpuCall) -> Any:
@@ -258,9 +252,7 @@ def calculate_deploy(call: GpuCall) -> Any:
     request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
     request = request or {}
     prodmap.validate(request)
-    if count > MAX_CAPACITY:
-        # Never build millions of identical plans on a hostile count; a node holds at most this many.
-        raise PluginError(f"cannot alloc a plan, not enough resource: deploy_count {count} > {MAX_CAPACITY}")
+    check_deploy_count(count)
     times = max(count, 0)
     allocate(call.store.get_or_empty(node).available(), request, times)
     plans = [prodmap.to_json(request) for _ in range(times)]
@@ -332,10 +324,6 @@ def get_metrics(call: GpuCall) -> Any:
                 }
             )
     return rows
-
-
-def calculate_remap(call: GpuCall) -> Any:
-    return {"engine_params_map": {}}
 
 
 PLUGIN: Plugin[GpuRecord] = Plugin(

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from resource_extend import params
+from resource_extend.capacity import check_deploy_count, deploy_capacity_response, ratio, trunc_div
 from resource_extend.errors import PluginError
-from resource_extend.metrics import ratio, trunc_div
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.plan import VolumePlan, apply_plan
@@ -31,9 +31,6 @@ from resource_extend.storage.workload import (
 from resource_extend.verb import Call
 
 StorageCall = Call[StorageRecord]
-
-# The most workloads one calculate-deploy plans: a hostile deploy_count must not build millions of plans.
-MAX_DEPLOY_COUNT = 1000000
 
 
 def _sides(record: StorageRecord) -> tuple[NodeResource, NodeResource]:
@@ -80,8 +77,7 @@ def deploy(
 
     Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times.
     """
-    if count > MAX_DEPLOY_COUNT:
-        raise InsufficientResource(f"deploy_count {count} is more than one call plans ({MAX_DEPLOY_COUNT})")
+    check_deploy_count(count)
     count = max(count, 0)
     if request.storage_request > 0:
         room = storage_room(record, request.storage_request)
@@ -186,14 +182,9 @@ def get_nodes_deploy_capacity(call: StorageCall) -> Any:
     nodes = params.nodenames(call.request)
     request = workload_request(call.request, "workload_resource")
     bound = call.config.max_deploy_count
-    entries = {}
-    total = 0
-    for node, record in sorted(call.store.get_many(nodes).items()):
-        capacity, usage, rate = node_deploy_capacity(record, request, bound)
-        if capacity > 0:
-            entries[node] = {"capacity": capacity, "usage": usage, "rate": rate, "weight": 1}
-            total += capacity
-    return {"nodes_deploy_capacity_map": entries, "total": total}
+    return deploy_capacity_response(
+        call.store.get_many(nodes), lambda record: node_deploy_capacity(record, request, bound)
+    )
 
 
 def calculate_deploy(call: StorageCall) -> Any:
@@ -213,7 +204,3 @@ def calculate_realloc(call: StorageCall) -> Any:
     origin = WorkloadResource.from_json(params.obj(call.request, "workload_resource"))
     engine, delta, target = realloc(call.store.get_or_empty(node), request, origin)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}
-
-
-def calculate_remap(call: StorageCall) -> Any:
-    return {"engine_params_map": {}}

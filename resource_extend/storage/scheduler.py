@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from resource_extend.capacity import trunc_div
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import VolumeBinding, need_schedule
 from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
@@ -455,14 +456,8 @@ def _headroom(left: Sequence[int], per_attempt: Sequence[int]) -> int:
     head = _UNBOUNDED
     for have, need in zip(left, per_attempt):
         if need > 0:
-            head = min(head, _trunc_div(have, need))
+            head = min(head, trunc_div(have, need))  # a quota may already be negative
     return head
-
-
-def _trunc_div(a: int, b: int) -> int:
-    # Integer division as Go does it (toward zero), in case a quota is already negative.
-    quotient = abs(a) // abs(b)
-    return quotient if (a >= 0) == (b >= 0) else -quotient
 
 
 def _place_mono(

@@ -7,14 +7,14 @@ shapes, and every read-modify-write is one guarded step.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from resource_extend import jsonio, params
-from resource_extend.errors import PluginError
+from resource_extend import params
+from resource_extend.capacity import calculate_remap
 from resource_extend.metrics import metrics_nodes
 from resource_extend.storage import calculate_verbs, node_verbs
 from resource_extend.storage.record import StorageRecord
+from resource_extend.store import JsonRecords
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
 StorageCall = Call[StorageRecord]
@@ -23,24 +23,17 @@ StorageCall = Call[StorageRecord]
 PRIORITY = 1
 
 
-class StorageRecords:
+class StorageRecords(JsonRecords[StorageRecord]):
     """The ``RecordType`` of the node store for storage records."""
 
     def empty(self) -> StorageRecord:
         return StorageRecord.empty()
 
-    def decode(self, data: bytes) -> StorageRecord:
-        try:
-            doc = json.loads(data)
-        except ValueError as exc:
-            raise PluginError(f"invalid JSON: {exc}") from None
+    def from_json(self, doc: Any) -> StorageRecord:
         return StorageRecord.from_json(doc)
 
     def checked(self, record: StorageRecord) -> StorageRecord:
         return record.validated()
-
-    def encode(self, record: StorageRecord) -> bytes:
-        return jsonio.dumps(record.to_json()).encode()
 
 
 METRICS_DESCRIPTION = [
@@ -151,7 +144,7 @@ PLUGIN: Plugin[StorageRecord] = Plugin(
         Verb(
             "calculate-remap",
             "no-op answer to core's remap (not advertised)",
-            calculate_verbs.calculate_remap,
+            calculate_remap,
             advertised=False,
         ),
     ),

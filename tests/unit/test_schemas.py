@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import fastjsonschema
-import jsonschema  # type: ignore[import-untyped]  # no stubs in the dev dependencies
+import jsonschema
 import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT7

@@ -1,0 +1,50 @@
+"""Deploy-capacity arithmetic both plugins share, in the reference's (Go's) number semantics."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+from resource_extend.errors import PluginError
+
+R = TypeVar("R")
+
+# The most workloads one calculate-deploy plans: the reference's per-node cap for a request that wants
+# nothing. A hostile deploy_count above it must not make a call build millions of plans.
+MAX_DEPLOY_COUNT = 1000000
+
+
+def ratio(a: int, b: int) -> float:
+    """Core's ``AdvancedDivide`` over the two values as float64: 0 when either is 0."""
+    return 0.0 if a == 0 or b == 0 else float(a) / float(b)
+
+
+def trunc_div(a: int, b: int) -> int:
+    """Go's integer division, which truncates toward zero (Python's ``//`` floors)."""
+    return a // b if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))
+
+
+def check_deploy_count(count: int) -> None:
+    if count > MAX_DEPLOY_COUNT:
+        raise PluginError(f"deploy_count {count} > {MAX_DEPLOY_COUNT}: cannot alloc a plan, not enough resource")
+
+
+def deploy_capacity_response(
+    records: dict[str, R], capacity_of: Callable[[R], tuple[int, float, float]]
+) -> dict[str, Any]:
+    """get-nodes-deploy-capacity's answer: nodes that fit at least one workload, and their total.
+
+    ``capacity_of`` gives a node's (capacity, usage, rate); entries use lowercase keys (decision 6).
+    """
+    entries = {}
+    total = 0
+    for node, record in sorted(records.items()):
+        capacity, usage, rate = capacity_of(record)
+        if capacity > 0:
+            entries[node] = {"capacity": capacity, "usage": usage, "rate": rate, "weight": 1}
+            total += capacity
+    return {"nodes_deploy_capacity_map": entries, "total": total}
+
+
+def calculate_remap(call: Any) -> Any:
+    """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
+    return {"engine_params_map": {}}
