@@ -102,7 +102,7 @@ def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
         settings = config.load(plugin.name, config_flag)
         request = jsonio.loads_request(sys.stdin.buffer.read())
         validation.check(plugin.name, verb.name, "request", request)
-        result = verb.run(Call(plugin, verb.name, request, settings))
+        result = verb.handler()(Call(plugin, verb.name, request, settings))
         validation.check(plugin.name, verb.name, "response", result)
         text = jsonio.dumps(result)
     except PluginError as exc:

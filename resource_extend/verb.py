@@ -6,6 +6,7 @@ schema checks and the store plumbing are shared by both plugins.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
@@ -45,13 +46,25 @@ class Call(Generic[R]):
         return self._store
 
 
+Handler = Callable[[Call[R]], Any]
+
+
 @dataclass(frozen=True)
 class Verb(Generic[R]):
     name: str
     summary: str
-    run: Callable[[Call[R]], Any]
+    # The handler, or "module:function" to import it only when this verb runs: a call imports the code
+    # of its own verb, not the scheduler for a node verb.
+    run: Handler[R] | str
     # calculate-remap answers upstream core but is left out of `verbs` (spec decision 1).
     advertised: bool = True
+
+    def handler(self) -> Handler[R]:
+        if isinstance(self.run, str):
+            module, _, function = self.run.partition(":")
+            found: Handler[R] = getattr(importlib.import_module(module), function)
+            return found
+        return self.run
 
 
 @dataclass(frozen=True)

@@ -228,9 +228,18 @@ class _Host:
         return charged
 
     def promote(self, min_size: int) -> bool:
-        """Move the first unused volume holding ``min_size`` to the end of the used list.
+        """Move the first unused volume holding ``min_size`` to the end of the used list."""
+        index = self._promotable(min_size)
+        if index is None:
+            return False
+        self.used.append(self.unused.pop(index))
+        return True
 
-        A binary search, as the reference does it: on the sorted list that is the smallest adequate
+    def can_promote(self, min_size: int) -> bool:
+        return self._promotable(min_size) is not None
+
+    def _promotable(self, min_size: int) -> int | None:
+        """A binary search, as the reference does it: on the sorted list that is the smallest adequate
         volume, and after a realloc hand-back (list no longer sorted) it is still the reference's pick.
         """
         low, high = 0, len(self.unused)
@@ -240,10 +249,7 @@ class _Host:
                 low = middle + 1
             else:
                 high = middle
-        if low == len(self.unused):
-            return False
-        self.used.append(self.unused.pop(low))
-        return True
+        return None if low == len(self.unused) else low
 
 
 def _index_of(disks: Sequence[Disk], disk: Disk) -> int:
@@ -300,6 +306,9 @@ class _Request:
         # Merging plans that share no destination is plain concatenation (see _Assembly).
         destinations = [binding.destination for binding in (*self.normal, *self.mono, *self.unlimited)]
         self.distinct_destinations = len(set(destinations)) == len(destinations)
+        # Bytes one normal plan takes from the volumes; 0 (no shortcut) when a size could give some back.
+        sizes = [binding.size for binding in self.normal]
+        self.normal_size_per_plan = sum(sizes) if all(size >= 0 for size in sizes) else 0
 
     def normal_bound(self, bound: int, unused: int) -> int:
         """How far a pass enumerates normal plans (spec §3.7), exactly as the reference bounds it.
@@ -342,14 +351,34 @@ def _schedule(host: _Host, request: _Request, bound: int, keep: int) -> _Pass:
     ``keep`` is how many plans of each pass to record (0 for a count).
     """
     normal_bound = request.normal_bound(bound, len(host.unused))
+    _skip_futile_passes(host, request, bound)
     result = _run_pass(host, request, bound, normal_bound, keep)
     while result.mono_count > result.normal_count and result.normal_count < bound:
         # One volume at a time: normal capacity is not monotone in the number of promoted volumes
         # (they share disk quota), so a search over that number would pick other plans.
         if not request.normal or not host.promote(request.normal[0].size):
             break
+        _skip_futile_passes(host, request, bound)
         result = _run_pass(host, request, bound, normal_bound, keep)
     return result
+
+
+def _skip_futile_passes(host: _Host, request: _Request, bound: int) -> None:
+    """Promote without running the passes whose only outcome would be "promote the next volume".
+
+    Without monopoly bindings a pass counts ``bound`` placeholder monopoly plans, so the loop goes on
+    while the normal count stays under ``bound``; the used volumes' free space caps that count. When
+    even the cap is under ``bound`` and another volume can be promoted, the pass's result is known and
+    nothing of it is kept (the plans taken are the last pass's). On a node of many empty volumes this
+    turns one pass per volume into one pass.
+    """
+    if request.mono or not request.normal or request.normal_size_per_plan <= 0:
+        return
+    while host.can_promote(request.normal[0].size):
+        room = sum(max(host.free[device], 0) for device in host.used)
+        if room // request.normal_size_per_plan >= bound:
+            return
+        host.promote(request.normal[0].size)
 
 
 def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int) -> _Pass:

@@ -12,7 +12,6 @@ from typing import Any
 from resource_extend import params
 from resource_extend.capacity import calculate_remap
 from resource_extend.metrics import metrics_nodes
-from resource_extend.storage import calculate_verbs, node_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.store import JsonRecords
 from resource_extend.verb import Call, Plugin, Verb, metric_key
@@ -93,53 +92,53 @@ PLUGIN: Plugin[StorageRecord] = Plugin(
     verbs=(
         Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
         Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
-        Verb("add-node", "register a node's volumes, storage and disks", node_verbs.add_node),
-        Verb("remove-node", "forget a node", node_verbs.remove_node),
+        Verb("add-node", "register a node's volumes, storage and disks", "resource_extend.storage.node_verbs:add_node"),
+        Verb("remove-node", "forget a node", "resource_extend.storage.node_verbs:remove_node"),
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
-            calculate_verbs.get_nodes_deploy_capacity,
+            "resource_extend.storage.calculate_verbs:get_nodes_deploy_capacity",
         ),
         Verb(
             "set-node-resource-capacity",
             "change a node's capacity (absolute, delta or rollback)",
-            node_verbs.set_node_resource_capacity,
+            "resource_extend.storage.node_verbs:set_node_resource_capacity",
         ),
         Verb(
             "get-node-resource-info",
             "a node's capacity and usage, checked against its workloads",
-            node_verbs.get_node_resource_info,
+            "resource_extend.storage.node_verbs:get_node_resource_info",
         ),
         Verb(
             "get-nodes-resource-info",
             "capacity and usage of several nodes",
-            node_verbs.get_nodes_resource_info,
+            "resource_extend.storage.node_verbs:get_nodes_resource_info",
         ),
         Verb(
             "set-node-resource-info",
             "overwrite a node's capacity and usage",
-            node_verbs.set_node_resource_info,
+            "resource_extend.storage.node_verbs:set_node_resource_info",
         ),
         Verb(
             "set-node-resource-usage",
             "change a node's usage (absolute or delta)",
-            node_verbs.set_node_resource_usage,
+            "resource_extend.storage.node_verbs:set_node_resource_usage",
         ),
         Verb("get-most-idle-node", "the first of several nodes", get_most_idle_node),
         Verb(
             "fix-node-resource",
             "reset a node's usage to the sum of its workloads",
-            node_verbs.fix_node_resource,
+            "resource_extend.storage.node_verbs:fix_node_resource",
         ),
         Verb(
             "calculate-deploy",
             "plan volumes and storage for N new workloads on a node",
-            calculate_verbs.calculate_deploy,
+            "resource_extend.storage.calculate_verbs:calculate_deploy",
         ),
         Verb(
             "calculate-realloc",
             "plan a workload's new volumes and storage on its node",
-            calculate_verbs.calculate_realloc,
+            "resource_extend.storage.calculate_verbs:calculate_realloc",
         ),
         Verb(
             "calculate-remap",

@@ -1,0 +1,31 @@
+"""Both plugins' verb tables: the same verbs in the same order, every handler importable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend.gpu.verbs import PLUGIN as GPU
+from resource_extend.storage.verbs import PLUGIN as STORAGE
+from resource_extend.verb import Plugin
+
+VECTORS = Path(__file__).resolve().parent.parent / "vectors"
+
+
+@pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
+def test_every_verb_resolves_to_a_callable_handler(plugin: Plugin[Any]) -> None:
+    for verb in plugin.verbs:
+        assert callable(verb.handler()), verb.name
+
+
+def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
+    expected = next(
+        json.loads(line)["expect"]["response"]
+        for line in (VECTORS / "protocol.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] == "protocol/verbs/list"
+    )
+    assert GPU.advertised() == STORAGE.advertised() == expected
+    assert "calculate-remap" in [v.name for v in GPU.verbs] and "calculate-remap" in [v.name for v in STORAGE.verbs]
