@@ -1,0 +1,251 @@
+"""``KV`` over etcd's native gRPC API, for clusters that do not serve the v3 JSON gateway.
+
+Selected with ``etcd.transport: grpc``. verb.py imports this module only then: grpc and protobuf cost
+more to import than a whole gateway call, and core spawns a process per call.
+
+The request and reply messages and the KV/Auth stubs are the generated code of etcd-sdk-python
+(``pyetcd.etcdrpc``, built against protobuf 5+). Its high-level client is not used: it has no deadline
+per call, reports failures as exceptions without a message and parks a failed endpoint for minutes.
+Endpoints, deadlines, auth and error texts are handled here instead, the way GatewayKV handles them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any, Callable
+
+from resource_extend.config import EtcdConfig
+from resource_extend.errors import PluginError, StoreUnavailable
+from resource_extend.kv import MAX_ATTEMPTS, Entry, _Endpoint, prefix_end
+
+# gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
+# operator asks for its logs. This has to happen before grpc is imported.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+try:
+    import grpc
+    from pyetcd import etcdrpc
+except Exception as exc:  # ImportError, or protobuf refusing the generated code
+    raise PluginError(
+        "config: etcd.transport: grpc needs the grpc extra, which this installation lacks "
+        "(pip install 'resource-extend[grpc]', or build with `python build.py --grpc`): "
+        f"{type(exc).__name__}: {exc}"
+    ) from None
+
+# Failures worth another endpoint or another try: the transport's (no connection, a lost request) and
+# etcd's answers while a member has no leader or is overloaded (codes.Unavailable and ResourceExhausted
+# in etcd's rpctypes, HTTP 503 and 429 on the gateway), which another member, or this one after the
+# election, can answer.
+_TRANSIENT_CODES = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+)
+# gRPC's text when no connection could be made, so the request never reached etcd.
+_NOT_CONNECTED = "failed to connect to all addresses"
+# Transient failures that say the request was not applied; only after these is a guarded write sent again.
+_NOT_APPLIED = (_NOT_CONNECTED, "etcdserver: no leader", "etcdserver: too many requests", "etcdserver: not capable")
+# "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:2379: Connection refused"
+_CONNECT_DETAIL = re.compile(r"last error: [A-Z_]+: (?:ipv4|ipv6|unix|dns):\S+: (.+)$")
+
+
+def _options(config: EtcdConfig) -> list[tuple[str, int]]:
+    dial_ms = max(1, int(config.dial_timeout * 1000))
+    return [
+        # gRPC gives each connection attempt (TCP and the HTTP/2 handshake) max(min_reconnect_backoff,
+        # current backoff): with both at dial_timeout, a port that accepts and never answers fails after
+        # dial_timeout with a "failed to connect" status, as the gateway transport's dial does. Watching
+        # the channel's state instead costs a polling thread that delays exit by 200 ms.
+        ("grpc.min_reconnect_backoff_ms", dial_ms),
+        ("grpc.initial_reconnect_backoff_ms", dial_ms),
+        # etcd replies can exceed gRPC's 4 MiB default (a scan of many nodes); etcd's own client lifts it too.
+        ("grpc.max_receive_message_length", -1),
+        # The gateway transport connects directly; so does this one, whatever $http_proxy says.
+        ("grpc.enable_http_proxy", 0),
+    ]
+
+
+class _Link:
+    """One endpoint's channel, its stubs and its auth token. Channels connect on their first request."""
+
+    def __init__(self, endpoint: _Endpoint, channel: grpc.Channel) -> None:
+        self.endpoint = endpoint
+        self.channel = channel
+        self.kv: Any = etcdrpc.KVStub(channel)
+        self.auth: Any = etcdrpc.AuthStub(channel)
+        self.metadata: tuple[tuple[str, str], ...] = ()
+
+
+class GrpcKV:
+    """``KV`` over ``etcdserverpb.KV`` on the first endpoint of ``machines`` that answers."""
+
+    def __init__(self, config: EtcdConfig) -> None:
+        self._config = config
+        self._endpoints = [_Endpoint.parse(url) for url in config.machines]
+        self._link: _Link | None = None
+        self._credentials: grpc.ChannelCredentials | None = None
+        self._deadline = 0.0
+
+    # -- KV ------------------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Entry | None:
+        entries = _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode())))
+        if len(entries) > 1:
+            raise PluginError(f"key: {key}: bad `Count` value, entity count invalid")
+        return entries[0] if entries else None
+
+    def scan(self, prefix: str) -> list[Entry]:
+        raw = prefix.encode()
+        return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))
+
+    def put(self, key: str, value: bytes) -> None:
+        self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
+
+    def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
+        raw = key.encode()
+        compare = etcdrpc.Compare(
+            key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
+        )
+        put = etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value))
+        reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]))
+        return bool(reply.succeeded)
+
+    def delete(self, key: str) -> None:
+        self._call("DeleteRange", etcdrpc.DeleteRangeRequest(key=key.encode()))
+
+    def close(self) -> None:
+        if self._link is not None:
+            self._link.channel.close()
+            self._link = None
+
+    # -- transport ----------------------------------------------------------------------------------
+
+    def _call(self, method: str, request: Any) -> Any:
+        # One deadline per process call: endpoints and retries never add up past it.
+        if not self._deadline:
+            self._deadline = time.monotonic() + self._config.total_timeout
+        failures: list[str] = []
+        untried = list(self._endpoints)
+        attempts = 0
+        while True:
+            link = self._link
+            if link is None:
+                if not untried or self._deadline <= time.monotonic():
+                    if untried:
+                        failures.append("timed out")
+                    tried = ", ".join(e.url for e in self._endpoints)
+                    raise StoreUnavailable(f"etcd unavailable (tried {tried}): {'; '.join(failures)}")
+                link = self._link = self._open(untried.pop(0))
+            try:
+                return self._invoke(link, method, request)
+            except grpc.RpcError as exc:
+                details = exc.details() or ""
+                if exc.code() not in _TRANSIENT_CODES:
+                    raise StoreUnavailable(f"etcd {link.endpoint.url} {method}: {_detail(exc)}") from None
+                failures.append(f"{link.endpoint.url}: {_reason(exc)}")
+                self.close()
+                if _NOT_CONNECTED in details:
+                    continue  # the request never reached etcd: the next endpoint, as a failed dial would
+            # etcd had the request. As GatewayKV: the endpoint goes last, and after a pause that lets an
+            # election finish every endpoint may take the request again, within MAX_ATTEMPTS and the
+            # deadline. Not a guarded write that may have been applied (lost reply, "request timed out",
+            # "leader changed"): sent again, it would fail its compare and the caller would apply its
+            # change twice.
+            self._rotate(link.endpoint)
+            attempts += 1
+            applied_maybe = method == "Txn" and not any(text in details for text in _NOT_APPLIED)
+            left = self._deadline - time.monotonic()
+            if applied_maybe or attempts >= MAX_ATTEMPTS or left <= 0:
+                raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
+            time.sleep(min(0.05 * 2 ** (attempts - 1), 0.5, left))
+            untried = list(self._endpoints)
+
+    def _invoke(self, link: _Link, method: str, request: Any) -> Any:
+        if self._config.username and not link.metadata:
+            self._authenticate(link)
+        rpc: Callable[..., Any] = getattr(link.kv, method)
+        try:
+            return rpc(request, timeout=self._timeout(), metadata=link.metadata)
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAUTHENTICATED or not self._config.username:
+                raise
+        self._authenticate(link)  # the token expired: authenticate again, once
+        return rpc(request, timeout=self._timeout(), metadata=link.metadata)
+
+    def _timeout(self) -> float:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise StoreUnavailable("etcd unavailable: timed out")
+        return min(self._config.request_timeout, left)
+
+    def _open(self, endpoint: _Endpoint) -> _Link:
+        # _Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
+        host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
+        target = f"{host}:{endpoint.port}"
+        options = _options(self._config)
+        if endpoint.scheme == "https" or self._config.tls:
+            return _Link(endpoint, grpc.secure_channel(target, self._tls(), options=options))
+        return _Link(endpoint, grpc.insecure_channel(target, options=options))
+
+    def _tls(self) -> grpc.ChannelCredentials:
+        if self._credentials is None:
+            root = _read(self._config.ca, "etcd.ca") if self._config.ca else None
+            key = chain = None
+            if self._config.cert and self._config.key:
+                chain = _read(self._config.cert, "etcd.cert")
+                key = _read(self._config.key, "etcd.key")
+            self._credentials = grpc.ssl_channel_credentials(root, key, chain)
+        return self._credentials
+
+    def _authenticate(self, link: _Link) -> None:
+        request = etcdrpc.AuthenticateRequest(name=self._config.username, password=self._config.password)
+        try:
+            reply = link.auth.Authenticate(request, timeout=self._timeout())
+        except grpc.RpcError as exc:
+            if exc.code() in _TRANSIENT_CODES:
+                raise  # the endpoint, not the credentials: the caller tries the next one
+            # Never echo the reply: it is about the credentials.
+            raise PluginError(
+                f"etcd authentication failed for user {self._config.username!r} at {link.endpoint.url}"
+            ) from None
+        token = reply.token
+        if not isinstance(token, str) or not token:
+            raise PluginError(f"etcd authentication at {link.endpoint.url} returned no token")
+        link.metadata = (("token", token),)
+
+    def _rotate(self, failed: _Endpoint) -> None:
+        # The next connection starts with the endpoints that have not just failed.
+        if failed in self._endpoints:
+            self._endpoints.remove(failed)
+            self._endpoints.append(failed)
+
+
+def _entries(reply: Any) -> list[Entry]:
+    return [
+        Entry(key=kv.key.decode("utf-8", errors="replace"), value=bytes(kv.value), mod_revision=int(kv.mod_revision))
+        for kv in reply.kvs
+    ]
+
+
+def _read(path: str, setting: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise PluginError(f"config: {setting}: cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _reason(exc: grpc.RpcError) -> str:
+    """Why an endpoint did not answer, in the gateway transport's words where they exist."""
+    if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return "timed out"
+    details = exc.details() or exc.code().name
+    found = _CONNECT_DETAIL.search(details)
+    reason = found.group(1) if found else details
+    return reason.removesuffix(": OK")  # gRPC appends the status of its TLS layer: noise here
+
+
+def _detail(exc: grpc.RpcError) -> str:
+    return f"{exc.code().name}: {exc.details() or 'no details'}"
