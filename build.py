@@ -186,13 +186,18 @@ def zipapp(plugin: str, site: Path, work: Path, target: Path) -> None:
         sys.executable, "-m", "shiv", "--site-packages", str(site), "-e", f"plugins.{plugin}:main",
         "-p", "/usr/bin/env python3", "-o", str(raw), "--reproducible",
     )  # fmt: skip
-    rewrite_main(raw, target)
+    rewrite_main(raw, target, site)
     target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     raw.unlink()
 
 
-def rewrite_main(source: Path, target: Path) -> None:
-    """Copy shiv's zipapp with our __main__ (BOOT) in place of shiv's."""
+def rewrite_main(source: Path, target: Path, site: Path | None = None) -> None:
+    """Copy shiv's zipapp with our __main__ (BOOT) in place of shiv's, and the bytecode of ``site``.
+
+    shiv leaves .pyc files out, so without them every module compiles on the first import after
+    extraction, and on every call where the bytecode cannot be written (PYTHONDONTWRITEBYTECODE, a
+    read-only cache). The unchecked-hash pycs stage() compiled stay valid wherever they are extracted.
+    """
     tmp = target.with_name(target.name + ".tmp")
     with zipfile.ZipFile(source) as src, tmp.open("wb") as out:
         env = json.loads(src.read("environment.json"))
@@ -201,6 +206,11 @@ def rewrite_main(source: Path, target: Path) -> None:
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
             for info in src.infolist():
                 dst.writestr(info, boot if info.filename == "__main__.py" else src.read(info))
+            for pyc in sorted(site.rglob("*.pyc")) if site is not None else ():
+                assert site is not None
+                entry = zipfile.ZipInfo(f"site-packages/{pyc.relative_to(site).as_posix()}", (1980, 1, 1, 0, 0, 0))
+                entry.external_attr = 0o644 << 16  # shiv restores these permission bits on extraction
+                dst.writestr(entry, pyc.read_bytes(), compress_type=zipfile.ZIP_DEFLATED)
     tmp.chmod(0o755)
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
 

@@ -24,6 +24,14 @@ class StoreUnavailable(PluginError):
     """No etcd endpoint answered, or every answer was an error."""
 
 
+class AmbiguousWrite(StoreUnavailable):
+    """A guarded write reached etcd but its answer did not come back: it may or may not have applied.
+
+    Sending it again would fail its compare if it had applied, and the store would then apply the
+    change a second time; the store reads the key back instead.
+    """
+
+
 class Conflict(PluginError):
     """A guarded write kept losing to concurrent writers after every retry."""
 

@@ -17,7 +17,7 @@ import time
 from typing import Any, Callable
 
 from resource_extend.config import EtcdConfig
-from resource_extend.errors import PluginError, StoreUnavailable
+from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.kv import MAX_ATTEMPTS, Entry, _Endpoint, prefix_end
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
@@ -157,7 +157,9 @@ class GrpcKV:
             attempts += 1
             applied_maybe = method == "Txn" and not any(text in details for text in _NOT_APPLIED)
             left = self._deadline - time.monotonic()
-            if applied_maybe or attempts >= MAX_ATTEMPTS or left <= 0:
+            if applied_maybe:
+                raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}")
+            if attempts >= MAX_ATTEMPTS or left <= 0:
                 raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
             time.sleep(min(0.05 * 2 ** (attempts - 1), 0.5, left))
             untried = list(self._endpoints)

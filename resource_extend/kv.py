@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from resource_extend.config import EtcdConfig
-from resource_extend.errors import PluginError, StoreUnavailable
+from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,7 @@ class GatewayKV:
                 "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
                 "success": [{"request_put": {"key": k, "value": _b64(value)}}],
             },
+            resend=False,
         )
         return bool(reply.get("succeeded"))
 
@@ -103,7 +104,9 @@ class GatewayKV:
 
     # -- transport ----------------------------------------------------------------------------------
 
-    def _call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, path: str, body: dict[str, Any], resend: bool = True) -> dict[str, Any]:
+        """POST to the first endpoint that answers. ``resend=False`` (a guarded write): once etcd may
+        have the request, a lost or transient answer is an ``AmbiguousWrite``, never a second send."""
         # One deadline per process call: endpoints and retries never add up past it.
         if not self._deadline:
             self._deadline = time.monotonic() + self._config.total_timeout
@@ -122,7 +125,11 @@ class GatewayKV:
             except OSError as exc:
                 failures.append(f"{conn.endpoint.url}: {_reason(exc)}")
                 self._give_up_on(conn)
+                if not resend and conn.sent:
+                    raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: no answer: {_reason(exc)}") from None
                 continue
+            if _transient(status, data) and not resend:
+                raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: HTTP {status}: {_message(data)}")
             if _transient(status, data):
                 # A member that lost its leader or quorum: another member, or this one after the
                 # election, can answer. Pause briefly so an election can finish.
@@ -263,6 +270,7 @@ class _Connection:
 
     def __init__(self, endpoint: _Endpoint, sock: socket.socket) -> None:
         self.endpoint = endpoint
+        self.sent = False
         self._sock = sock
         self._buf = b""
 
@@ -285,7 +293,9 @@ class _Connection:
             f"POST {path} HTTP/1.1\r\nHost: {self.endpoint.host}:{self.endpoint.port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n"
         )
+        self.sent = False
         self._sock.sendall(head.encode("latin-1") + body)
+        self.sent = True  # from here on etcd may act on the request even if its answer is lost
         return self._response()
 
     def _response(self) -> tuple[int, bytes]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from resource_extend import jsonio
-from resource_extend.errors import Conflict, NodeNotExists, PluginError
+from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.kv import KV, backoff
 
 R = TypeVar("R")
@@ -113,7 +113,7 @@ class NodeStore(Generic[R]):
     def create(self, node: str, record: R) -> R:
         """Write a new record; fails with ``node already exists`` when any record is there."""
         stored = self._records.checked(record)
-        if not self._kv.put_if(self.key(node), self._records.encode(stored), 0):
+        if not self._put_if(self.key(node), self._records.encode(stored), 0):
             raise PluginError(f"node already exists: {node}")
         return stored
 
@@ -138,10 +138,25 @@ class NodeStore(Generic[R]):
             if before is not None and changed is before:
                 return Change(before, before)
             after = self._records.checked(changed)
-            if self._kv.put_if(key, self._records.encode(after), 0 if entry is None else entry.mod_revision):
+            if self._put_if(key, self._records.encode(after), 0 if entry is None else entry.mod_revision):
                 return Change(before, after)
             backoff(attempt)
         raise Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
+
+    def _put_if(self, key: str, data: bytes, mod_revision: int) -> bool:
+        """A guarded write; when its answer was lost, whether it landed is read back from etcd.
+
+        It landed if the key now holds exactly these bytes at a newer revision. (Another writer writing
+        the very same bytes in between is indistinguishable, and harmless for absolute values.)
+        """
+        try:
+            return self._kv.put_if(key, data, mod_revision)
+        except AmbiguousWrite as exc:
+            try:
+                entry = self._kv.get(key)
+            except StoreUnavailable:
+                raise StoreUnavailable(f"{exc}; whether the write applied is unknown") from None
+            return entry is not None and entry.value == data and entry.mod_revision != mod_revision
 
     def delete(self, node: str) -> None:
         self._kv.delete(self.key(node))

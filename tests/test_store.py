@@ -8,7 +8,7 @@ import pytest
 
 from resource_extend.config import EtcdConfig
 from resource_extend.devetcd import DevEtcd, free_port
-from resource_extend.errors import NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.gpu.record import GpuRecord, GpuRecords
 from resource_extend.kv import KV, GatewayKV, prefix_end
 from resource_extend.store import NodeStore
@@ -193,3 +193,35 @@ def test_malformed_endpoints_are_a_config_error(url: str) -> None:
 
     with pytest.raises(PluginError, match=r"etcd\.machines"):
         _Endpoint.parse(url)
+
+
+class LostAnswers(GatewayKV):
+    """The real gateway client, except that guarded writes lose their answer: applied, or not, then silent."""
+
+    def __init__(self, config: EtcdConfig, apply: bool) -> None:
+        super().__init__(config)
+        self.apply = apply
+        self.lost = 0
+
+    def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
+        if self.lost == 0:
+            self.lost += 1
+            if self.apply:
+                super().put_if(key, value, mod_revision)
+            raise AmbiguousWrite("etcd: no answer (injected)")
+        return super().put_if(key, value, mod_revision)
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_a_guarded_write_whose_answer_is_lost_is_applied_exactly_once(
+    etcd: DevEtcd, prefix: str, applied: bool
+) -> None:
+    kv = LostAnswers(EtcdConfig(machines=(etcd.url,), prefix=prefix), apply=applied)
+    store = NodeStore(kv, prefix, "gpu", GpuRecords())
+    store_for(etcd, prefix, "gateway").put("n1", GpuRecord({"a": 10}, {"a": 1}))
+    done = store.update(
+        "n1", lambda r: GpuRecord(r.capacity, {"a": (r.usage or {})["a"] + 1}) if r else GpuRecord({}, {})
+    )
+    assert kv.lost == 1
+    assert done.after.usage == {"a": 2}
+    assert store.get("n1").usage == {"a": 2}  # one increment, whether or not the lost write had landed

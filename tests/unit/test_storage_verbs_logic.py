@@ -277,4 +277,4 @@ def test_the_verb_table_matches_the_gpu_plugin() -> None:
     assert PLUGIN.advertised() == GPU.advertised()
     assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None
     remap = PLUGIN.verb("calculate-remap")
-    assert remap is not None and json.dumps(remap.run(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]
+    assert remap is not None and json.dumps(remap.handler()(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]
