@@ -4,10 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help venv build test lint fmt demo bench clean
+.PHONY: help venv build build-grpc test lint fmt demo bench clean
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-6s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ venv: $(STAMP) ## create .venv with the project and its dev tools
 
 build: $(STAMP) ## build ./resource-gpu and ./resource-storage
 	$(PY) build.py
+
+build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
+	$(PY) build.py --grpc
 
 test: build ## run the whole test suite (starts its own throwaway etcd)
 	$(PY) -m pytest -q

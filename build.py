@@ -83,7 +83,7 @@ else:
 """
 
 # Development helpers that a plugin call never imports; they stay out of the executables.
-DEV_ONLY = ("bench.py", "demo.py", "devetcd.py", "conformance.py", "bench_transport.py")
+DEV_ONLY = ("bench.py", "demo.py", "devetcd.py", "conformance.py")
 
 
 def sh(*args: str) -> None:

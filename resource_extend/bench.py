@@ -55,11 +55,11 @@ class Sample:
 
     @property
     def peak_mib(self) -> float:
-        return max(self.peak_kib) / 1024
+        return max(self.peak_kib, default=0) / 1024
 
 
 def run_once(command: Command, cwd: str) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS (KiB) and exit status of one call, as core makes it."""
+    """Wall seconds, peak RSS (KiB, inflated by the parent's: see PEAK) and exit status of one call."""
     started = time.perf_counter()
     proc = subprocess.Popen(command.argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
@@ -72,17 +72,41 @@ def run_once(command: Command, cwd: str) -> tuple[float, int, int]:
     return elapsed, usage.ru_maxrss, proc.returncode
 
 
+# A child's peak RSS includes the memory of the process it was forked from (the peak carries over exec),
+# so memory is measured once more per command, forked from a small interpreter (about 8 MiB itself)
+# that writes its child's peak RSS (KiB) to the file named first.
+PEAK = """
+import os, resource, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status = os.waitpid(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def peak_kib(command: Command, cwd: str) -> tuple[int, int]:
+    """Peak resident memory (KiB) and exit status of one call."""
+    with tempfile.NamedTemporaryFile("r", suffix=".peak") as report:
+        argv = [sys.executable, "-S", "-c", PEAK, report.name, *command.argv]
+        _, _, status = run_once(Command(command.label, argv, command.stdin), cwd)
+        text = Path(report.name).read_text().strip()
+    return (int(text) if text else 0), status
+
+
 def side_by_side(commands: list[Command], cwd: str, runs: int) -> list[Sample]:
     samples = [Sample([], []) for _ in commands]
-    for command in commands:  # warm the page cache and shiv's extraction before measuring
-        _, _, status = run_once(command, cwd)
+    for command, sample in zip(commands, samples):  # also warms the page cache and shiv's extraction
+        peak, status = peak_kib(command, cwd)
         if status != 0:
             raise SystemExit(f"bench: {command.label} failed (exit {status})")
+        sample.peak_kib.append(peak)
     for _ in range(runs):
         for command, sample in zip(commands, samples):
-            seconds, peak, _ = run_once(command, cwd)
+            seconds, _, _ = run_once(command, cwd)
             sample.seconds.append(seconds)
-            sample.peak_kib.append(peak)
     return samples
 
 
@@ -92,9 +116,8 @@ class Table:
 
     def add(self, what: str, sample: Sample, ratio: str = "", target: str = "") -> None:
         lo, hi = sample.spread_ms
-        self.rows.append(
-            (what, f"{sample.median_ms:.1f}", f"{lo:.1f}–{hi:.1f}", f"{sample.peak_mib:.1f}", ratio + target)
-        )
+        peak = f"{sample.peak_mib:.1f}" if sample.peak_kib else "—"
+        self.rows.append((what, f"{sample.median_ms:.1f}", f"{lo:.1f}–{hi:.1f}", peak, ratio + target))
 
     def note(self, what: str, value: str, target: str = "") -> None:
         self.rows.append((what, value, "", "", target))
@@ -225,6 +248,33 @@ def scale(table: Table, etcd: DevEtcd, plugins: list[str], runs: int, work: Path
                   verdict(b.median_ms / a.median_ms, 2.0))  # fmt: skip
 
 
+def transports(table: Table, etcd: DevEtcd, runs: int, work: Path) -> None:
+    """The gateway and the gRPC transport side by side: builds the grpc executables if the extra is there."""
+    out = work / "grpc-build"
+    built = subprocess.run([sys.executable, str(ROOT / "build.py"), "--grpc", "--out", str(out), "gpu"],
+                           capture_output=True, text=True)  # fmt: skip
+    if built.returncode != 0:
+        table.note("transports: grpc build unavailable", "—", " (pip install 'resource-extend[grpc]')")
+        return
+    seed(etcd, "/transport", "gpu", {"n1": GPU_NODE})
+    request = json.dumps({"nodename": "n1"}).encode()
+    commands: list[Command] = []
+    for label, exe, transport in [
+        ("gpu get-node-resource-info, gateway, default build", ROOT / "resource-gpu", "gateway"),
+        ("  gateway, grpc build (the bigger bundle alone)", out / "resource-gpu", "gateway"),
+        ("  grpc transport, grpc build", out / "resource-gpu", "grpc"),
+    ]:
+        config = work / f"transport-{transport}-{len(commands)}.yaml"
+        config.write_text(
+            json.dumps({"etcd": {"machines": [etcd.url], "prefix": "/transport", "transport": transport}})
+        )
+        commands.append(Command(label, [str(exe), "--config", str(config), "get-node-resource-info"], request))
+    samples = side_by_side(commands, str(work), runs)
+    for command, sample in zip(commands, samples):
+        ratio = f"{sample.median_ms / samples[0].median_ms:.2f}× gateway" if sample is not samples[0] else ""
+        table.add(command.label, sample, ratio)
+
+
 def in_process(table: Table, profile: bool) -> str:
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.scheduler import volume_capacity
@@ -242,7 +292,7 @@ def in_process(table: Table, profile: bool) -> str:
             started = time.perf_counter()
             count = volume_capacity(volumes, {}, [], [], bindings, 10000)
             seconds.append(time.perf_counter() - started)
-        table.add(f"{label} (in-process) → {count}", Sample(seconds, [0]))
+        table.add(f"{label} (in-process) → {count}", Sample(seconds, []))
         if profile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -268,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
         with DevEtcd() as etcd:
             per_call(table, etcd, plugins, args.runs, work)
             scale(table, etcd, plugins, args.runs, work)
+            if "gpu" in plugins:
+                transports(table, etcd, args.runs, work)
         profile = in_process(table, not args.no_profile) if "storage" in plugins else ""
     finally:
         shutil.rmtree(work, ignore_errors=True)
