@@ -4,7 +4,8 @@
 
 Each case seeds etcd, runs one verb the way core does (cwd = a plugin directory holding the plugin's
 yaml, JSON on stdin, a timeout), then compares the exit status, the JSON on stdout and the records left
-in etcd. The vector format is described in tests/vectors/VECTOR_FORMAT.md.
+in etcd, and checks every successful response against the verb's response schema under schemas/.
+The vector format is described in tests/vectors/VECTOR_FORMAT.md.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ def verdict(case: dict[str, Any], out: Outcome) -> str | None:
             got = json.loads(out.stdout)
         except ValueError:
             return f"stdout is not JSON: {out.stdout[:200]!r}"
+        schema_problem = schema_verdict(case, got)
+        if schema_problem:
+            return schema_problem
         if "response" in expect:
             want = normalise(expect["response"], unordered)
             have = normalise(got, unordered)
@@ -104,6 +108,18 @@ def verdict(case: dict[str, Any], out: Outcome) -> str | None:
     needle = (expect.get("error_contains") or "").lower()
     if needle and needle not in out.stderr.lower():
         return f"stderr lacks {needle!r}: {out.stderr.strip()[:300]}"
+    return None
+
+
+def schema_verdict(case: dict[str, Any], response: Any) -> str | None:
+    """A successful response must match the verb's response schema under schemas/ (the plugin contract)."""
+    from resource_extend import validation
+    from resource_extend.errors import PluginError
+
+    try:
+        validation.check(case["plugin"], case["verb"], "response", response)
+    except PluginError as exc:
+        return str(exc)
     return None
 
 

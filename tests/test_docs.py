@@ -54,3 +54,26 @@ def test_doc_examples_print_what_they_say(doc: Path, etcd: DevEtcd, prefix: str,
         else:
             assert out.status == 0, (where, out.stderr)
             assert equal(json.loads(expected), json.loads(out.stdout)), (where, out.stdout)
+
+
+YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
+CONFIGS = [
+    (path.name, i, block)
+    for path in DOCS
+    for i, block in enumerate(YAML_BLOCK.findall(path.read_text()))
+    if block.lstrip().startswith("etcd:")
+] + [(name, 0, (ROOT / name).read_text()) for name in ("gpu.yaml.sample", "storage.yaml.sample")]
+
+
+def test_the_docs_show_a_complete_config() -> None:
+    assert any(name == "configuration.md" for name, _, _ in CONFIGS)
+
+
+@pytest.mark.parametrize(("name", "index", "text"), CONFIGS, ids=[f"{n}-{i}" for n, i, _ in CONFIGS])
+def test_config_examples_load_with_the_plugins_loader(name: str, index: int, text: str, tmp_path: Path) -> None:
+    from resource_extend import config
+
+    path = tmp_path / "plugin.yaml"
+    path.write_text(text)
+    loaded = config.load("gpu", str(path))
+    assert loaded.etcd.machines and loaded.etcd.prefix

@@ -259,21 +259,26 @@ def calculate_deploy(call: GpuCall) -> Any:
     return {"engines_params": plans, "workloads_resource": [dict(p) for p in plans]}
 
 
+def realloc_plan(record: GpuRecord, current: MaybeMap, request: MaybeMap) -> tuple[ProdMap, ProdMap]:
+    """The workload's new cards and the change to the node's usage, or ``not enough resource``."""
+    # The workload's own cards count as free again while its new size is planned.
+    available = prodmap.sub(record.capacity, prodmap.sub(record.usage, current))
+    wanted = {p: k for p, k in prodmap.add(current, request).items() if k > 0}
+    prodmap.validate(wanted)
+    allocate(available, wanted, 1)
+    return wanted, prodmap.sub(wanted, current)
+
+
 def calculate_realloc(call: GpuCall) -> Any:
     node = params.nodename(call.request)
     request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
     prodmap.validate_products(request)
     current = prodmap.parse(params.obj(call.request, "workload_resource"), "workload_resource")
     prodmap.validate(current)
-    record = call.store.get_or_empty(node)
-    # The workload's own cards count as free again while its new size is planned.
-    available = prodmap.sub(record.capacity, prodmap.sub(record.usage, current))
-    wanted = {p: k for p, k in prodmap.add(current, request).items() if k > 0}
-    prodmap.validate(wanted)
-    allocate(available, wanted, 1)
+    wanted, delta = realloc_plan(call.store.get_or_empty(node), current, request)
     return {
         "engine_params": prodmap.to_json(wanted),
-        "delta_resource": prodmap.to_json(prodmap.sub(wanted, current)),
+        "delta_resource": prodmap.to_json(delta),
         "workload_resource": prodmap.to_json(wanted),
     }
 
