@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from typing import Any
 import pytest
 
 from resource_extend.conformance import Outcome, run_plugin, write_config
-from resource_extend.devetcd import DevEtcd
+from resource_extend.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "tests" / "vectors"
@@ -71,3 +73,57 @@ class PluginDir:
 @pytest.fixture
 def gpu(tmp_path: Path, etcd: DevEtcd, prefix: str) -> PluginDir:
     return PluginDir("gpu", tmp_path, etcd, prefix)
+
+
+# -- etcd servers with TLS or auth, and a silent endpoint: shared by the reliability and transport tests --
+
+
+@pytest.fixture(scope="session")
+def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd, dict[str, str]]]:
+    import trustme
+
+    folder = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    server = ca.issue_cert("127.0.0.1", "localhost")
+    client = ca.issue_cert("eru-core")
+    files = {
+        name: str(folder / f"{name}.pem") for name in ("ca", "server", "server-key", "client", "client-key", "bad-ca")
+    }
+    ca.cert_pem.write_to_path(files["ca"])
+    server.cert_chain_pems[0].write_to_path(files["server"])
+    server.private_key_pem.write_to_path(files["server-key"])
+    client.cert_chain_pems[0].write_to_path(files["client"])
+    client.private_key_pem.write_to_path(files["client-key"])
+    trustme.CA().cert_pem.write_to_path(files["bad-ca"])
+    with DevEtcd(tls=(files["ca"], files["server"], files["server-key"])) as server_etcd:
+        yield server_etcd, files
+
+
+PASSWORD = "pw-Zq9-never-printed"
+
+
+@pytest.fixture(scope="session")
+def auth_etcd() -> Iterator[DevEtcd]:
+    with DevEtcd() as server:
+        ctl = [binary("etcdctl"), "--endpoints", server.url]
+        steps = [
+            ["user", "add", "root:root-secret"],
+            ["role", "add", "eru"],
+            ["role", "grant-permission", "eru", "--prefix=true", "readwrite", "/eru-auth/"],
+            ["user", "add", f"eru:{PASSWORD}"],
+            ["user", "grant-role", "eru", "eru"],
+            ["auth", "enable"],
+        ]
+        for step in steps:
+            subprocess.run([*ctl, *step], check=True, capture_output=True, timeout=30)
+        yield server
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """A port that accepts connections and never answers: the slowest way for etcd to be down."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    server.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -23,13 +22,12 @@ import pytest
 
 from resource_extend import config
 from resource_extend.conformance import Outcome, check_case, run_plugin
-from resource_extend.devetcd import DevCluster, DevEtcd, binary, free_port
+from resource_extend.devetcd import DevCluster, DevEtcd, free_port
 from resource_extend.errors import PluginError
-from tests.conftest import PLUGINS, ROOT, executable
+from tests.conftest import PASSWORD, PLUGINS, ROOT, executable
 from tests.test_vectors import CASES
 
 GRPC_PACKAGES = ("grpc/", "google/protobuf/", "pyetcd/")
-PASSWORD = "pw-Zq9-grpc-never-printed"
 SEED: dict[str, dict[str, Any]] = {
     "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
     "storage": {
@@ -175,16 +173,6 @@ def test_without_the_gateway_grpc_works_and_the_gateway_transport_fails_clean(
 # -- etcd down, one member down ----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def silent_endpoint() -> Iterator[str]:
-    """A port that accepts connections and never answers: the HTTP/2 handshake never completes."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    server.close()
-
-
 @pytest.mark.parametrize("plugin", PLUGINS)
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "add-node"])
 def test_no_reachable_endpoint_fails_fast_and_clean_naming_each(
@@ -267,27 +255,6 @@ def test_racing_writers_over_grpc_lose_no_increment(
 # -- TLS -----------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd, dict[str, str]]]:
-    import trustme
-
-    folder = tmp_path_factory.mktemp("grpc-tls")
-    ca = trustme.CA()
-    server = ca.issue_cert("127.0.0.1", "localhost")
-    client = ca.issue_cert("eru-core")
-    files = {
-        name: str(folder / f"{name}.pem") for name in ("ca", "server", "server-key", "client", "client-key", "bad-ca")
-    }
-    ca.cert_pem.write_to_path(files["ca"])
-    server.cert_chain_pems[0].write_to_path(files["server"])
-    server.private_key_pem.write_to_path(files["server-key"])
-    client.cert_chain_pems[0].write_to_path(files["client"])
-    client.private_key_pem.write_to_path(files["client-key"])
-    trustme.CA().cert_pem.write_to_path(files["bad-ca"])
-    with DevEtcd(tls=(files["ca"], files["server"], files["server-key"])) as server_etcd:
-        yield server_etcd, files
-
-
 @pytest.mark.parametrize("plugin", PLUGINS)
 def test_tls_with_a_client_certificate_works(
     plugin: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]], grpc_build: Path
@@ -320,23 +287,6 @@ def test_tls_with_a_wrong_ca_or_no_client_cert_fails_clean(
 
 
 # -- auth ------------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def auth_etcd() -> Iterator[DevEtcd]:
-    with DevEtcd() as server:
-        ctl = [binary("etcdctl"), "--endpoints", server.url]
-        steps = [
-            ["user", "add", "root:root-secret"],
-            ["role", "add", "eru"],
-            ["role", "grant-permission", "eru", "--prefix=true", "readwrite", "/eru-auth/"],
-            ["user", "add", f"eru:{PASSWORD}"],
-            ["user", "grant-role", "eru", "eru"],
-            ["auth", "enable"],
-        ]
-        for step in steps:
-            subprocess.run([*ctl, *step], check=True, capture_output=True, timeout=30)
-        yield server
 
 
 def auth_dir(path: Path, etcd: DevEtcd, prefix: str, password: str) -> Path:

@@ -8,19 +8,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from resource_extend.conformance import Outcome, run_plugin
-from resource_extend.devetcd import DevCluster, DevEtcd, binary, free_port
-from tests.conftest import PLUGINS, executable
+from resource_extend.devetcd import DevCluster, DevEtcd, free_port
+from tests.conftest import PASSWORD, PLUGINS, executable
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
 SEED: dict[str, dict[str, Any]] = {
@@ -149,16 +147,6 @@ def test_of_two_racing_add_nodes_exactly_one_wins(plugin: str, tmp_path: Path, e
 # -- 2. etcd down ------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def silent_endpoint() -> Iterator[str]:
-    """A port that accepts connections and never answers: the slowest way for etcd to be down."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(64)
-    yield f"http://127.0.0.1:{server.getsockname()[1]}"
-    server.close()
-
-
 # Storage's get-most-idle-node answers the first name without reading the store (storage-scheduler.md §6.10).
 READS_THE_STORE = [(p, v) for p in PLUGINS for v in STORE_VERBS if (p, v) != ("storage", "get-most-idle-node")]
 
@@ -213,27 +201,6 @@ def _empty_sides(plugin: str) -> dict[str, Any]:
 # -- 4. TLS --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd, dict[str, str]]]:
-    import trustme
-
-    folder = tmp_path_factory.mktemp("tls")
-    ca = trustme.CA()
-    server = ca.issue_cert("127.0.0.1", "localhost")
-    client = ca.issue_cert("eru-core")
-    files = {
-        name: str(folder / f"{name}.pem") for name in ("ca", "server", "server-key", "client", "client-key", "bad-ca")
-    }
-    ca.cert_pem.write_to_path(files["ca"])
-    server.cert_chain_pems[0].write_to_path(files["server"])
-    server.private_key_pem.write_to_path(files["server-key"])
-    client.cert_chain_pems[0].write_to_path(files["client"])
-    client.private_key_pem.write_to_path(files["client-key"])
-    trustme.CA().cert_pem.write_to_path(files["bad-ca"])
-    with DevEtcd(tls=(files["ca"], files["server"], files["server-key"])) as server_etcd:
-        yield server_etcd, files
-
-
 @pytest.mark.parametrize("plugin", PLUGINS)
 def test_tls_with_a_client_certificate_works(
     plugin: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]
@@ -271,25 +238,6 @@ def test_tls_with_a_wrong_ca_or_no_client_cert_fails_clean(
 
 
 # -- 5. auth --------------------------------------------------------------------------------------------
-
-PASSWORD = "pw-Zq9-never-printed"
-
-
-@pytest.fixture(scope="module")
-def auth_etcd() -> Iterator[DevEtcd]:
-    with DevEtcd() as server:
-        ctl = [binary("etcdctl"), "--endpoints", server.url]
-        steps = [
-            ["user", "add", "root:root-secret"],
-            ["role", "add", "eru"],
-            ["role", "grant-permission", "eru", "--prefix=true", "readwrite", "/eru-auth/"],
-            ["user", "add", f"eru:{PASSWORD}"],
-            ["user", "grant-role", "eru", "eru"],
-            ["auth", "enable"],
-        ]
-        for step in steps:
-            subprocess.run([*ctl, *step], check=True, capture_output=True, timeout=30)
-        yield server
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
