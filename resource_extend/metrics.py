@@ -1,5 +1,4 @@
-"""What both plugins share when they report on nodes: the nodes a metrics request names, and the ratios
-a deploy-capacity answer carries (with Go's integer division for the counts)."""
+"""The nodes a get-metrics request names, read the same way by both plugins."""
 
 from __future__ import annotations
 
@@ -19,6 +18,9 @@ def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
         raise PluginError("json: cannot unmarshal nodes: want an array of {podname, nodename}")
     pairs = []
     for item in raw:
+        if item is None:  # Go decodes a null element into an empty {podname, nodename}
+            pairs.append(("", ""))
+            continue
         if not isinstance(item, dict):
             raise PluginError("json: cannot unmarshal nodes[]: want an object {podname, nodename}")
         pod, name = item.get("podname"), item.get("nodename")
