@@ -276,7 +276,9 @@ class _Connection:
 
     @classmethod
     def open(cls, endpoint: _Endpoint, config: EtcdConfig, timeout: float) -> _Connection:
-        sock = socket.create_connection((endpoint.host, endpoint.port), timeout=timeout)
+        # An ASCII host name goes down as bytes: a str makes the socket module import the idna codec.
+        host: str | bytes = endpoint.host.encode("ascii") if endpoint.host.isascii() else endpoint.host
+        sock = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if endpoint.scheme == "https" or config.tls:
             sock = _wrap_tls(sock, endpoint, config)

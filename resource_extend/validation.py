@@ -8,16 +8,22 @@ first use with fastjsonschema instead. tests/ prove both agree with the ``jsonsc
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from resource_extend.errors import PluginError
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 Validator = Callable[[Any], Any]
 
-# build.py copies schemas/ into the package as _schemas; a source checkout reads them in place.
-_PACKAGE = Path(__file__).resolve().parent
-SCHEMA_DIR = _PACKAGE / "_schemas" if (_PACKAGE / "_schemas").is_dir() else _PACKAGE.parent / "schemas"
+
+def schema_dir() -> Path:
+    """build.py copies schemas/ into the package as _schemas; a source checkout reads them in place."""
+    from pathlib import Path  # a call never needs it: only help and source checkouts read schema files
+
+    package = Path(__file__).resolve().parent
+    return package / "_schemas" if (package / "_schemas").is_dir() else package.parent / "schemas"
 
 
 def module_name(verb: str, direction: str) -> str:
@@ -42,7 +48,7 @@ def _compile_from_source(plugin: str, verb: str, direction: str) -> Validator:
 
     from resource_extend.schemabundle import bundle
 
-    compiled: Validator = fastjsonschema.compile(bundle(SCHEMA_DIR, plugin, verb, direction))
+    compiled: Validator = fastjsonschema.compile(bundle(schema_dir(), plugin, verb, direction))
     return compiled
 
 

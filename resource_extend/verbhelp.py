@@ -6,13 +6,13 @@ import json
 from typing import Any
 
 from resource_extend.schemabundle import bundle
-from resource_extend.validation import SCHEMA_DIR
+from resource_extend.validation import schema_dir
 
 
 def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
     lines = [f"{prog} {verb} — {summary}", "", f"usage: {prog} [--config PATH] {verb} < request.json"]
     try:
-        schema = bundle(SCHEMA_DIR, plugin, verb, "request")
+        schema = bundle(schema_dir(), plugin, verb, "request")
     except (OSError, ValueError, KeyError):
         return "\n".join(lines) + "\n"
     if schema.get("description"):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import build
 from resource_extend.conformance import load_cases
 from resource_extend.schemabundle import bundle, verbs_with_schemas
-from resource_extend.validation import SCHEMA_DIR, module_name
+from resource_extend.validation import module_name, schema_dir
 from tests.conftest import PLUGINS, VECTORS
 
 CASES = load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl")))
@@ -34,13 +34,13 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
     pairs = {}
     try:
         for plugin in PLUGINS:
-            build.compile_validators(plugin, SCHEMA_DIR, package_root / plugin)
-            for verb in verbs_with_schemas(SCHEMA_DIR, plugin):
+            build.compile_validators(plugin, schema_dir(), package_root / plugin)
+            for verb in verbs_with_schemas(schema_dir(), plugin):
                 for direction in ("request", "response"):
                     module = importlib.import_module(
                         f"resource_extend_compiled.{plugin}.{module_name(verb, direction)}"
                     )
-                    schema = bundle(SCHEMA_DIR, plugin, verb, direction)
+                    schema = bundle(schema_dir(), plugin, verb, direction)
                     pairs[(plugin, verb, direction)] = (module.validate, jsonschema.Draft7Validator(schema))
         yield pairs
     finally:
@@ -128,7 +128,7 @@ def test_random_documents_get_the_same_verdict(
 
 def test_every_schema_has_a_compiled_validator_in_the_build(compiled: dict[tuple[str, str, str], Pair]) -> None:
     for plugin in PLUGINS:
-        assert {verb for (p, verb, _) in compiled if p == plugin} == set(verbs_with_schemas(SCHEMA_DIR, plugin))
+        assert {verb for (p, verb, _) in compiled if p == plugin} == set(verbs_with_schemas(schema_dir(), plugin))
         built = Path(build.ROOT, "build", plugin, "resource_extend", f"_validators_{plugin}")
         if built.exists():
             modules = {p.stem for p in built.glob("*.py") if p.stem != "__init__"}
