@@ -160,12 +160,12 @@ class GatewayKV:
                 break
             try:
                 conn = _Connection.open(endpoint, self._config, min(self._config.dial_timeout, left))
-            except OSError as exc:
+                if self._config.username and self._token is None:
+                    self._authenticate(conn)
+            except OSError as exc:  # a member that drops us while we log in counts as unreachable
                 failures.append(f"{endpoint.url}: {_reason(exc)}")
                 continue
             self._conn = conn
-            if self._config.username and self._token is None:
-                self._authenticate(conn)
             return conn
         tried = ", ".join(e.url for e in self._endpoints)
         raise StoreUnavailable(f"etcd unavailable (tried {tried}): {'; '.join(failures)}")
