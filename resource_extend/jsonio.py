@@ -43,7 +43,7 @@ def loads_request(data: bytes) -> dict[str, Any]:
     if not stripped:
         raise PluginError("decode plugin input: EOF")
     try:
-        value, _ = json.JSONDecoder(parse_constant=_reject_constant).raw_decode(stripped)
+        value, _ = json.JSONDecoder(parse_int=_go_double_int, parse_constant=_reject_constant).raw_decode(stripped)
     except json.JSONDecodeError as exc:
         raise PluginError(f"decode plugin input: {exc.msg} at offset {exc.pos}") from None
     except RecursionError:
@@ -56,6 +56,22 @@ def loads_request(data: bytes) -> dict[str, Any]:
         kind = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
         raise PluginError(f"decode plugin input: json: cannot unmarshal {kind} into a request object")
     return value
+
+
+def _go_double_int(text: str) -> int | float:
+    """An integer literal as the reference holds it: a float64, re-encoded as an integer below 1e21.
+
+    So ``9007199254740993`` reads as ``9007199254740992``; literals of 1e21 or more stay doubles (the
+    reference re-encodes them in exponent form, which no integer field accepts).
+    """
+    exact = int(text)
+    if abs(exact) <= 2**53:
+        return exact
+    try:
+        double = float(exact)
+    except OverflowError:
+        raise ValueError(f"json: cannot unmarshal number {text} into Go value of type float64") from None
+    return int(double) if abs(double) < 1e21 else double
 
 
 def _reject_constant(name: str) -> Any:
