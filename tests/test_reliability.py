@@ -18,6 +18,7 @@ import pytest
 
 from resource_extend.conformance import Outcome, run_plugin
 from resource_extend.devetcd import DevCluster, DevEtcd, free_port
+from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
 from tests.conftest import PASSWORD, PLUGINS, executable
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
@@ -61,21 +62,8 @@ ANY_REQUEST = {
     "deploy_count": 1,
     "nodes": [{"podname": "p", "nodename": "n1"}],
 }
-STORE_VERBS = [
-    "add-node",
-    "remove-node",
-    "get-nodes-deploy-capacity",
-    "set-node-resource-capacity",
-    "get-node-resource-info",
-    "get-nodes-resource-info",
-    "set-node-resource-info",
-    "set-node-resource-usage",
-    "get-most-idle-node",
-    "fix-node-resource",
-    "calculate-deploy",
-    "calculate-realloc",
-    "get-metrics",
-]
+# Every verb that reads or writes etcd: all of the table but the two that answer from the request alone.
+STORE_VERBS = [v.name for v in GPU_PLUGIN.verbs if v.name not in ("get-metrics-description", "calculate-remap")]
 
 
 def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
