@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from resource_extend.conformance import Outcome, run_plugin, write_config
+from resource_extend.devetcd import DevEtcd, binary
+
 # CI replays a fixed set of examples (the same every run, and run here before each landing), so a
 # submission cannot fail on a random draw nobody saw; local runs keep exploring new examples.
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
-
-from resource_extend.conformance import Outcome, run_plugin, write_config
-from resource_extend.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "tests" / "vectors"
