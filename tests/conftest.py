@@ -134,3 +134,24 @@ def silent_endpoint() -> Iterator[str]:
     server.listen(64)
     yield f"http://127.0.0.1:{server.getsockname()[1]}"
     server.close()
+
+
+def race(exe: str, work: Path, request: Any, writers: int, rounds: int) -> list[Outcome]:
+    """``writers`` processes at once, each calling set-node-resource-usage ``rounds`` times; the failures."""
+    import json
+    import threading
+
+    failures: list[Outcome] = []
+
+    def writer() -> None:
+        for _ in range(rounds):
+            out = run_plugin(exe, "set-node-resource-usage", json.dumps(request).encode(), str(work))
+            if out.status != 0:
+                failures.append(out)
+
+    threads = [threading.Thread(target=writer) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from resource_extend import config
 from resource_extend.conformance import Outcome, check_case, run_plugin
 from resource_extend.devetcd import DevCluster, DevEtcd, free_port
 from resource_extend.errors import PluginError
-from tests.conftest import PASSWORD, PLUGINS, ROOT, executable
+from tests.conftest import PASSWORD, PLUGINS, ROOT, executable, race
 from tests.test_vectors import CASES
 
 GRPC_PACKAGES = ("grpc/", "google/protobuf/", "pyetcd/")
@@ -233,19 +232,7 @@ def test_racing_writers_over_grpc_lose_no_increment(
     etcd.put(key, json.dumps(SEED["gpu"]))
     increment = {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3090": 1}}, "resource_request": None,
                  "workloads_resource": None, "delta": True, "incr": True}  # fmt: skip
-    failures: list[Outcome] = []
-
-    def writer() -> None:
-        for _ in range(4):
-            out = call(grpc_exe(grpc_build, "gpu"), work, "set-node-resource-usage", increment)
-            if out.status != 0:
-                failures.append(out)
-
-    threads = [threading.Thread(target=writer) for _ in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = race(grpc_exe(grpc_build, "gpu"), work, increment, writers=10, rounds=4)
     assert failures == []
     stored = etcd.get(key)
     assert stored is not None

@@ -19,7 +19,7 @@ import pytest
 from resource_extend.conformance import Outcome, run_plugin
 from resource_extend.devetcd import DevCluster, DevEtcd, free_port
 from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
-from tests.conftest import PASSWORD, PLUGINS, executable
+from tests.conftest import PASSWORD, PLUGINS, executable, race
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
 SEED: dict[str, dict[str, Any]] = {
@@ -93,19 +93,7 @@ def test_twenty_racing_writers_lose_no_increment(plugin: str, tmp_path: Path, et
     work = plugin_dir(tmp_path, plugin, {"machines": [etcd.url], "prefix": prefix})
     key = f"{prefix}/resource/{plugin}/n1"
     etcd.put(key, json.dumps(SEED[plugin]))
-    failures: list[Outcome] = []
-
-    def writer() -> None:
-        for _ in range(5):
-            out = call(work, plugin, "set-node-resource-usage", INCREMENT[plugin])
-            if out.status != 0:
-                failures.append(out)
-
-    threads = [threading.Thread(target=writer) for _ in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    failures = race(executable(plugin), work, INCREMENT[plugin], writers=20, rounds=5)
     assert failures == []
     stored = etcd.get(key)
     assert stored is not None
