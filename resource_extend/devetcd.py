@@ -40,6 +40,17 @@ def binary(name: str = "etcd") -> str:
     return str(shipped)
 
 
+def _die_with_parent() -> None:
+    """Runs in the child before exec: a test run killed outright takes its etcd with it (Linux only)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -86,7 +97,7 @@ class DevEtcd:
                 "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
                 "--initial-cluster", f"default={peer_url}", "--log-level", "error", *tls_args, *self.extra_args,
             ],
-            stdout=log, stderr=subprocess.STDOUT,
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
             )  # fmt: skip
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -193,7 +204,9 @@ class DevCluster:
                 "--initial-cluster", initial, "--initial-cluster-state", "new", "--log-level", "error",
             ]  # fmt: skip
             with open(os.path.join(self.dir, f"m{i}.log"), "wb") as log:
-                self._procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))
+                self._procs.append(
+                    subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                )
         deadline = time.monotonic() + 60
         for url in self.urls:
             member = DevEtcd()
@@ -204,10 +217,22 @@ class DevCluster:
                     break
                 except OSError:
                     if time.monotonic() > deadline:
+                        logs = self.log_tails()
                         self.__exit__()
-                        raise RuntimeError("etcd cluster did not become ready") from None
+                        raise RuntimeError(f"etcd cluster did not become ready; member logs: {logs}") from None
                     time.sleep(0.1)
         return self
+
+    def log_tails(self) -> str:
+        """The end of each member's log: a cluster that fails to start says why in the failure itself."""
+        tails = []
+        for i in range(self.size):
+            try:
+                text = Path(self.dir, f"m{i}.log").read_text(errors="replace")[-1500:]
+            except OSError:
+                text = "(no log)"
+            tails.append(f"[m{i}] {text.strip()}")
+        return " ".join(tails)
 
     def stop_member(self, index: int) -> None:
         proc = self._procs[index]
