@@ -12,7 +12,7 @@ from typing import Any
 from resource_extend import params
 from resource_extend.capacity import calculate_remap
 from resource_extend.metrics import metrics_nodes
-from resource_extend.storage.record import StorageRecord
+from resource_extend.storage.record import StorageRecord, problems
 from resource_extend.store import JsonRecords
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
@@ -33,6 +33,9 @@ class StorageRecords(JsonRecords[StorageRecord]):
 
     def checked(self, record: StorageRecord) -> StorageRecord:
         return record.validated()
+
+    def problems(self, record: StorageRecord) -> list[str]:
+        return problems(record)
 
 
 METRICS_DESCRIPTION = [
