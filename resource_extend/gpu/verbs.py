@@ -20,6 +20,7 @@ from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import GpuRecord, GpuRecords
 from resource_extend.metrics import metrics_nodes
 from resource_extend.params import JSONObject
+from resource_extend.store import check_node_name
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
 GpuCall = Call[GpuRecord]
@@ -105,6 +106,7 @@ def add_node(call: GpuCall) -> Any:
     info = params.engine_info(call.request)
     # The reference checks for an existing record before it looks at the request's cards; an unreadable
     # record exists too (set-node-resource-info or remove-node replaces it).
+    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
     if call.store.exists(node):
         raise PluginError(f"node already exists: {node}")
     capacity = prodmap.parse(params.obj(call.request, "resource"), "resource") or {}

@@ -15,6 +15,7 @@ from resource_extend.params import JSONObject
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import NodeRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
+from resource_extend.store import check_node_name
 from resource_extend.verb import Call
 
 StorageCall = Call[StorageRecord]
@@ -103,6 +104,7 @@ def add_node(call: StorageCall) -> Any:
     info = params.engine_info(call.request)
     # The reference checks for an existing record before it reads the request; an unreadable record
     # exists too (set-node-resource-info or remove-node replaces it).
+    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
     if call.store.exists(node):
         raise PluginError(f"node already exists: {node}")
     request = NodeRequest.parse(params.obj(call.request, "resource") or {})

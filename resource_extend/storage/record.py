@@ -135,7 +135,7 @@ class StorageRecord:
         if self.capacity is None:
             return self, ["invalid capacity"]
         capacity = _faithful_copy(self.capacity)
-        usage = _synthesized_usage(capacity) if self.usage is None else _faithful_copy(self.usage)
+        usage = synthesized_usage(capacity) if self.usage is None else _faithful_copy(self.usage)
         if capacity.disks is not None:
             capacity.disks.sort(key=_device)
         if usage.disks is not None:
@@ -250,7 +250,8 @@ def _faithful_copy(resource: NodeResource) -> NodeResource:
     )
 
 
-def _synthesized_usage(capacity: NodeResource) -> NodeResource:
+def synthesized_usage(capacity: NodeResource) -> NodeResource:
+    """The usage of a record stored without one: every capacity volume and disk, nothing used."""
     return NodeResource(
         {device: 0 for device in capacity.volumes or {}},
         [disk.stamped((0, 0, 0, 0)) for disk in capacity.disks or ()],
