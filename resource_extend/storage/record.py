@@ -164,7 +164,7 @@ def problems(record: StorageRecord) -> list[str]:
     if record.capacity is None:
         return found
     capacity, usage = record.capacity, record.usage or NodeResource()
-    if usage.storage > capacity.storage:
+    if 0 <= capacity.storage < usage.storage:  # a negative capacity is reported already
         found.append(f"usage.storage is {usage.storage}, above its capacity {capacity.storage}")
     known = capacity.volumes or {}
     for device, size in sorted((usage.volumes or {}).items()):
