@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
-
 from resource_extend.errors import PluginError
 from resource_extend.params import INT64_MAX
 
-R = TypeVar("R")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+
+    R = TypeVar("R")
 
 # The most workloads one calculate-deploy plans: the reference's per-node cap for a request that wants
 # nothing. A hostile deploy_count above it must not make a call build millions of plans.

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from resource_extend.errors import PluginError
 
-JSONObject = dict[str, Any]
+# Not imported on the call path: typing exists for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSONObject = dict[str, Any]
+else:
+    JSONObject = dict
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
 INT64_MIN = -(2**63)
