@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
-
 from resource_extend.errors import PluginError
+from resource_extend.params import INT64_MAX
 
-R = TypeVar("R")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+
+    R = TypeVar("R")
 
 # The most workloads one calculate-deploy plans: the reference's per-node cap for a request that wants
 # nothing. A hostile deploy_count above it must not make a call build millions of plans.
@@ -42,6 +45,8 @@ def deploy_capacity_response(
         if capacity > 0:
             entries[node] = {"capacity": capacity, "usage": usage, "rate": rate, "weight": 1}
             total += capacity
+    if total > INT64_MAX:  # each node is bounded by max_deploy_count, so only an absurd node list gets here
+        raise PluginError(f"total deploy capacity {total} is past int64: ask for fewer nodes")
     return {"nodes_deploy_capacity_map": entries, "total": total}
 
 

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from resource_extend.errors import PluginError
 
-JSONObject = dict[str, Any]
+# Not imported on the call path: typing exists for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSONObject = dict[str, Any]
+else:
+    JSONObject = dict
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
 
 
 def string(req: JSONObject, key: str) -> str:
@@ -52,7 +58,7 @@ def integer(req: JSONObject, key: str) -> int:
         return round(value) if math.isfinite(value) else 0
     if isinstance(value, str) and _DECIMAL.match(value):
         parsed = int(value)
-        return parsed if _INT64_MIN <= parsed <= _INT64_MAX else 0
+        return parsed if INT64_MIN <= parsed <= INT64_MAX else 0
     return 0
 
 
@@ -84,6 +90,22 @@ def nodenames(req: JSONObject) -> list[str]:
     if not names:
         raise PluginError("node name is empty")
     return names
+
+
+def bulk_nodenames(req: JSONObject) -> list[str]:
+    """``nodenames`` of the verbs core asks in bulk (decision 13): ``[]`` or ``null`` is no nodes, an
+    answer; a missing key, or names none of which is a string, is still ``node name is empty``."""
+    if "nodenames" in req and req["nodenames"] in (None, []):
+        return []
+    return nodenames(req)
+
+
+def int64_problem(where: str, value: int) -> str | None:
+    """Why ``value`` may not be stored at ``where``: past int64, which no reader of the record accepts."""
+    if INT64_MIN <= value <= INT64_MAX:
+        return None
+    bound = f"max {INT64_MAX}" if value > 0 else f"min {INT64_MIN}"
+    return f"{where} would be {value}, past int64 ({bound})"
 
 
 # core's enginetypes.Info fields that the reference decodes with a Go type; unknown keys are ignored.
@@ -122,7 +144,7 @@ def strict_int(value: Any, where: str) -> int:
         number = int(value)
     else:
         number = value
-    if not _INT64_MIN <= number <= _INT64_MAX:
+    if not INT64_MIN <= number <= INT64_MAX:
         raise PluginError(f"json: cannot unmarshal number {number} into {where} of type int64 (out of range)")
     return number
 

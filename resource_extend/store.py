@@ -3,78 +3,132 @@
 The key layout and the record bytes are the reference's, so both implementations can share one etcd.
 Unlike the reference, every write that depends on a read is guarded by the record's mod_revision
 (absence: revision 0) and retried, so two writers outside core's node lock never lose an update.
+
+Nothing is written that could not be read back (decision 9): every record passes its type's checks and
+is decoded again from the very bytes about to be written. A node is its whole key (decision 10), and a
+name no operator could have meant is refused before any write.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Callable, Generic, Protocol, TypeVar
+import re
 
 from resource_extend import jsonio
 from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
-from resource_extend.kv import KV, backoff
+from resource_extend.kv import backoff
 
-R = TypeVar("R")
+# ``typing`` and ``dataclasses`` are not imported on the call path: the generics below exist for the
+# type checker, and at run time a subscripted class is the class itself.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Generic, Protocol, TypeVar
+
+    from resource_extend.kv import KV
+
+    R = TypeVar("R")
+
+    class JsonRecord(Protocol):
+        def to_json(self) -> Any: ...
+
+    J = TypeVar("J", bound=JsonRecord)
+else:
+
+    class Generic:
+        __slots__ = ()
+
+        def __class_getitem__(cls, item):
+            return cls
+
+    R = J = None
 
 # Enough for 20 writers racing on one node (a test does exactly that), bounded so a livelock ends.
 MAX_ATTEMPTS = 64
+# The longest node name a write accepts, in UTF-8 bytes (decision 10); etcd keys hold far more, but
+# no host name does, and every record key is echoed in responses and logs.
+MAX_NODE_NAME = 4096
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
-class RecordType(Protocol[R]):
+class RecordType(Generic[R]):
     """How one plugin's records are made, read, checked and written."""
 
-    def empty(self) -> R: ...
+    __slots__ = ()
 
-    def decode(self, data: bytes) -> R: ...
+    def empty(self) -> R:
+        raise NotImplementedError
+
+    def decode(self, data: bytes) -> R:
+        """The stored record, or a PluginError naming the field that cannot be read."""
+        raise NotImplementedError
 
     def checked(self, record: R) -> R:
         """The record as it will be stored, or a PluginError saying why it may not be."""
-        ...
+        raise NotImplementedError
 
-    def encode(self, record: R) -> bytes: ...
+    def encode(self, record: R) -> bytes:
+        raise NotImplementedError
+
+    def problems(self, record: R) -> list[str]:
+        """Everything wrong with a decoded record, one sentence each; ``[]`` for a sound one.
+
+        A superset of what ``checked`` refuses: it also names what a write tolerates (as the reference
+        does) but an operator checking the store wants to see, such as usage above capacity.
+        """
+        raise NotImplementedError
 
 
-class JsonRecord(Protocol):
-    def to_json(self) -> Any: ...
-
-
-J = TypeVar("J", bound=JsonRecord)
-
-
-class JsonRecords(Generic[J]):
+class JsonRecords(RecordType[J]):
     """A ``RecordType`` whose record is one JSON object, written the way the Go reference marshals it.
 
     Subclasses say how to make an empty record, read one from decoded JSON, and check one before a write.
     """
 
-    def empty(self) -> J:
-        raise NotImplementedError
+    __slots__ = ()
 
     def from_json(self, doc: Any) -> J:
-        raise NotImplementedError
-
-    def checked(self, record: J) -> J:
         raise NotImplementedError
 
     def decode(self, data: bytes) -> J:
         try:
             doc = json.loads(data)
-        except ValueError as exc:
+        except ValueError as exc:  # also bytes that are not UTF-8, and integers too long to convert
             raise PluginError(f"invalid JSON: {exc}") from None
+        except RecursionError:
+            raise PluginError("invalid JSON: nested too deeply") from None
         return self.from_json(doc)
 
     def encode(self, record: J) -> bytes:
-        return jsonio.dumps(record.to_json()).encode()
+        try:
+            return jsonio.dumps(record.to_json()).encode()
+        except UnicodeEncodeError as exc:  # a lone surrogate: not UTF-8, so not storable
+            bad = exc.object[exc.start : exc.end]
+            raise PluginError(f"record holds a string that is not valid UTF-8 ({bad!r})") from None
 
 
-@dataclass(frozen=True)
 class Change(Generic[R]):
-    before: R | None
-    after: R
+    """What an update found and what it left: ``after is before`` when nothing was written."""
+
+    __slots__ = ("after", "before")
+
+    def __init__(self, before: R | None, after: R) -> None:
+        self.before = before
+        self.after = after
+
+
+def check_node_name(node: str) -> None:
+    """Refuse a name no write may create a key for (decision 10): too long, or with a control character."""
+    size = len(node.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_NODE_NAME:
+        raise PluginError(f"node name is {size} bytes, longer than {MAX_NODE_NAME}: {node[:40]!r}...")
+    found = _CONTROL.search(node)
+    if found:
+        raise PluginError(f"node name {node!r} holds the control character {found.group()!r}")
 
 
 class NodeStore(Generic[R]):
+    __slots__ = ("_dir", "_kv", "_records")
+
     def __init__(self, kv: KV, prefix: str, plugin: str, records: RecordType[R]) -> None:
         self._kv = kv
         # Plain concatenation, as the reference's namespaced client does: "/eru/" gives "/eru//resource/…".
@@ -94,33 +148,49 @@ class NodeStore(Generic[R]):
         entry = self._kv.get(self.key(node))
         return self._records.empty() if entry is None else self._decode(node, entry.value)
 
+    def exists(self, node: str) -> bool:
+        """Whether any record is stored for the node, readable or not."""
+        return self._kv.get(self.key(node)) is not None
+
     def get_many(self, nodes: list[str]) -> dict[str, R]:
-        """One record per distinct node, in request order; nodes without a record read as empty."""
+        """One record per distinct node, in request order, for the verbs that weigh nodes in bulk.
+
+        A node without a record reads as empty, and so does one whose record cannot be read (decision 9):
+        one bad record must not fail the answer for every other node. Single-node reads still fail on it.
+        """
         wanted = list(dict.fromkeys(nodes))
         if not wanted:
             return {}
         if len(wanted) == 1:
-            return {wanted[0]: self.get_or_empty(wanted[0])}
-        # One range read for the whole plugin directory, indexed by the last key segment as the
-        # reference does; only the requested records are decoded.
-        found = {entry.key.rsplit("/", 1)[-1]: entry.value for entry in self._kv.scan(self._dir)}
+            entry = self._kv.get(self.key(wanted[0]))
+            return {wanted[0]: self._decode_or_empty(None if entry is None else entry.value)}
+        # One range read for the whole plugin directory, indexed by the whole key (decision 10: the
+        # reference's last-segment index let "rack7/n1" answer for "n1"); only wanted records are decoded.
+        found = {entry.key: entry.value for entry in self._kv.scan(self._dir)}
         result = {}
         for node in wanted:
-            data = found.get(node)
-            result[node] = self._records.empty() if data is None else self._decode(node, data)
+            if "\ufffd" in node:
+                # Scanned keys that are not UTF-8 were decoded with U+FFFD: ask for the exact key instead.
+                entry = self._kv.get(self.key(node))
+                data = None if entry is None else entry.value
+            else:
+                data = found.get(self.key(node))
+            result[node] = self._decode_or_empty(data)
         return result
 
     def create(self, node: str, record: R) -> R:
         """Write a new record; fails with ``node already exists`` when any record is there."""
-        stored = self._records.checked(record)
-        if not self._put_if(self.key(node), self._records.encode(stored), 0):
+        check_node_name(node)
+        stored, data = self._storable(node, record)
+        if not self._put_if(self.key(node), data, 0):
             raise PluginError(f"node already exists: {node}")
         return stored
 
     def put(self, node: str, record: R) -> R:
-        """Overwrite unconditionally: for writes that do not depend on what was stored."""
-        stored = self._records.checked(record)
-        self._kv.put(self.key(node), self._records.encode(stored))
+        """Overwrite unconditionally: for writes that do not depend on what was stored (even unreadable)."""
+        check_node_name(node)
+        stored, data = self._storable(node, record)
+        self._kv.put(self.key(node), data)
         return stored
 
     def update(self, node: str, change: Callable[[R | None], R]) -> Change[R]:
@@ -130,6 +200,7 @@ class NodeStore(Generic[R]):
         mutating its argument: a lost race runs it again on the fresh record, and ``before`` is reported.
         Returning ``before`` itself means "no change" and writes nothing.
         """
+        check_node_name(node)
         key = self.key(node)
         for attempt in range(MAX_ATTEMPTS):
             entry = self._kv.get(key)
@@ -137,11 +208,21 @@ class NodeStore(Generic[R]):
             changed = change(before)
             if before is not None and changed is before:
                 return Change(before, before)
-            after = self._records.checked(changed)
-            if self._put_if(key, self._records.encode(after), 0 if entry is None else entry.mod_revision):
+            after, data = self._storable(node, changed)
+            if self._put_if(key, data, 0 if entry is None else entry.mod_revision):
                 return Change(before, after)
             backoff(attempt)
         raise Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
+
+    def _storable(self, node: str, record: R) -> tuple[R, bytes]:
+        """The checked record and its bytes, proven readable by decoding them again (decision 9)."""
+        try:
+            stored = self._records.checked(record)
+            data = self._records.encode(stored)
+            self._records.decode(data)
+        except PluginError as exc:
+            raise PluginError(f"node {node}: not written, store unchanged: {exc}") from None
+        return stored, data
 
     def _put_if(self, key: str, data: bytes, mod_revision: int) -> bool:
         """A guarded write; when its answer was lost, whether it landed is read back from etcd.
@@ -159,10 +240,21 @@ class NodeStore(Generic[R]):
             return entry is not None and entry.value == data and entry.mod_revision != mod_revision
 
     def delete(self, node: str) -> None:
+        # Not name-checked: removing is how an operator cleans up a name an older version stored.
         self._kv.delete(self.key(node))
 
     def _decode(self, node: str, data: bytes) -> R:
         try:
             return self._records.decode(data)
         except PluginError as exc:
-            raise PluginError(f"node {node}: stored record is unreadable: {exc}") from None
+            raise PluginError(
+                f"node {node}: stored record is unreadable: {exc} (set-node-resource-info or remove-node replaces it)"
+            ) from None
+
+    def _decode_or_empty(self, data: bytes | None) -> R:
+        if data is None:
+            return self._records.empty()
+        try:
+            return self._records.decode(data)
+        except PluginError:
+            return self._records.empty()

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
-from resource_extend.gpu.prodmap import MaybeMap
+from resource_extend.params import int64_problem
 from resource_extend.store import JsonRecords
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass(frozen=True)
+    from resource_extend.gpu.prodmap import MaybeMap
+
+SIDES = ("capacity", "usage")
+
+
 class GpuRecord:
-    capacity: MaybeMap
-    usage: MaybeMap
+    __slots__ = ("capacity", "usage")
+
+    def __init__(self, capacity: MaybeMap, usage: MaybeMap) -> None:
+        self.capacity = capacity
+        self.usage = usage
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GpuRecord):
+            return NotImplemented
+        return self.capacity == other.capacity and self.usage == other.usage
+
+    __hash__ = None  # type: ignore[assignment]  # mutable maps inside, like the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return f"GpuRecord(capacity={self.capacity!r}, usage={self.usage!r})"
 
     @classmethod
     def empty(cls) -> GpuRecord:
@@ -26,7 +43,7 @@ class GpuRecord:
         if not isinstance(doc, dict):
             raise PluginError("a GPU record must be a JSON object")
         sides: list[MaybeMap] = []
-        for side in ("capacity", "usage"):
+        for side in SIDES:
             value = doc.get(side)
             if value is None:
                 sides.append({})
@@ -43,8 +60,42 @@ class GpuRecord:
         return prodmap.sub(self.capacity, self.usage)
 
 
+def write_problems(record: GpuRecord) -> list[str]:
+    """Why the record may not be written: a count past int64 (decision 9), not positive, or unnamed.
+
+    Usage above capacity is deliberately allowed on write: the reference allows it, and core sets usage
+    absolutely from what the engine reports.
+    """
+    problems = []
+    for side, counts in ((SIDES[0], record.capacity), (SIDES[1], record.usage)):
+        for product, k in sorted((counts or {}).items()):
+            problem = int64_problem(f"{side}.prod_count_map[{product!r}]", k)
+            if problem:
+                problems.append(f"{problem}: invalid gpu map")
+        try:
+            prodmap.validate(counts)
+        except PluginError as exc:
+            problems.append(f"invalid {side}: {exc}")
+    return problems
+
+
+def problems(record: GpuRecord) -> list[str]:
+    """Everything wrong with a record, for an operator's check of the store: what a write refuses, and
+    usage that no capacity backs (above its product's capacity, or on a product the node lacks)."""
+    found = write_problems(record)
+    capacity = record.capacity or {}
+    for product, k in sorted((record.usage or {}).items()):
+        if product not in capacity:
+            found.append(f"usage.prod_count_map[{product!r}] is {k} on a product the capacity lacks")
+        elif k > capacity[product]:
+            found.append(f"usage.prod_count_map[{product!r}] is {k}, above its capacity {capacity[product]}")
+    return found
+
+
 class GpuRecords(JsonRecords[GpuRecord]):
     """The ``RecordType`` of the node store for GPU records."""
+
+    __slots__ = ()
 
     def empty(self) -> GpuRecord:
         return GpuRecord.empty()
@@ -53,10 +104,10 @@ class GpuRecords(JsonRecords[GpuRecord]):
         return GpuRecord.from_json(doc)
 
     def checked(self, record: GpuRecord) -> GpuRecord:
-        # Usage above capacity is deliberately not checked: the reference does not either.
-        for side, m in (("capacity", record.capacity), ("usage", record.usage)):
-            try:
-                prodmap.validate(m)
-            except PluginError as exc:
-                raise PluginError(f"invalid {side}: {exc}") from None
+        found = write_problems(record)
+        if found:
+            raise PluginError("; ".join(found))
         return record
+
+    def problems(self, record: GpuRecord) -> list[str]:
+        return problems(record)

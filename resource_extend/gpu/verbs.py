@@ -20,6 +20,7 @@ from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import GpuRecord, GpuRecords
 from resource_extend.metrics import metrics_nodes
 from resource_extend.params import JSONObject
+from resource_extend.store import check_node_name
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
 GpuCall = Call[GpuRecord]
@@ -103,8 +104,10 @@ def allocate(available: ProdMap, request: ProdMap, times: int) -> None:
 def add_node(call: GpuCall) -> Any:
     node = params.nodename(call.request)
     info = params.engine_info(call.request)
-    # The reference checks for an existing record before it looks at the request's cards.
-    if _exists(call, node):
+    # The reference checks for an existing record before it looks at the request's cards; an unreadable
+    # record exists too (set-node-resource-info or remove-node replaces it).
+    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
+    if call.store.exists(node):
         raise PluginError(f"node already exists: {node}")
     capacity = prodmap.parse(params.obj(call.request, "resource"), "resource") or {}
     prodmap.validate(capacity)
@@ -112,14 +115,6 @@ def add_node(call: GpuCall) -> Any:
         capacity = _reported_gpus(info)
     stored = call.store.create(node, GpuRecord(capacity, {}))
     return stored.to_json()
-
-
-def _exists(call: GpuCall, node: str) -> bool:
-    try:
-        call.store.get(node)
-    except NodeNotExists:
-        return False
-    return True
 
 
 def _reported_gpus(info: JSONObject) -> ProdMap:
@@ -144,7 +139,7 @@ def remove_node(call: GpuCall) -> Any:
 
 
 def get_nodes_deploy_capacity(call: GpuCall) -> Any:
-    nodes = params.nodenames(call.request)
+    nodes = params.bulk_nodenames(call.request)
     request = prodmap.parse(params.obj(call.request, "workload_resource"), "workload_resource") or {}
     prodmap.validate(request)
     return deploy_capacity_response(call.store.get_many(nodes), lambda record: node_capacity(record, request))
@@ -218,12 +213,15 @@ def fix_node_resource(call: GpuCall) -> Any:
             return stored
         return GpuRecord(stored.capacity, actual)
 
-    done = call.store.update(node, change)
+    try:
+        done = call.store.update(node, change)
+    except NodeNotExists:
+        return None  # decision 13: like get-node-resource-info, and nothing is written
     return _info(done.after, usage_diffs(done.before.usage if done.before else {}, actual))
 
 
 def get_nodes_resource_info(call: GpuCall) -> Any:
-    records = call.store.get_many(params.nodenames(call.request))
+    records = call.store.get_many(params.bulk_nodenames(call.request))
     return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}
 
 

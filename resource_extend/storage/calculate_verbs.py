@@ -179,7 +179,7 @@ def realloc(
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> Any:
-    nodes = params.nodenames(call.request)
+    nodes = params.bulk_nodenames(call.request)  # decision 13: [] answers an empty map
     request = workload_request(call.request, "workload_resource")
     bound = call.config.max_deploy_count
     return deploy_capacity_response(

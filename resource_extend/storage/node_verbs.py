@@ -14,8 +14,8 @@ from resource_extend.errors import NodeNotExists, PluginError
 from resource_extend.params import JSONObject
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import NodeRequest, rollback_resource
-from resource_extend.storage.volume import volumes_total
 from resource_extend.storage.workload import WorkloadResource
+from resource_extend.store import check_node_name
 from resource_extend.verb import Call
 
 StorageCall = Call[StorageRecord]
@@ -102,12 +102,10 @@ def _capacity(record: StorageRecord) -> NodeResource:
 def add_node(call: StorageCall) -> Any:
     node = params.nodename(call.request)
     info = params.engine_info(call.request)
-    # The reference checks for an existing record before it reads the request.
-    try:
-        call.store.get(node)
-    except NodeNotExists:
-        pass
-    else:
+    # The reference checks for an existing record before it reads the request; an unreadable record
+    # exists too (set-node-resource-info or remove-node replaces it).
+    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
+    if call.store.exists(node):
         raise PluginError(f"node already exists: {node}")
     request = NodeRequest.parse(params.obj(call.request, "resource") or {})
     capacity = request.capacity_for_add(storage_total(info))
@@ -161,8 +159,9 @@ def set_node_resource_info(call: StorageCall) -> Any:
     node = params.nodename(call.request)
     capacity = stored_form(params.obj(call.request, "capacity"), "capacity")
     usage = stored_form(params.obj(call.request, "usage"), "usage")
-    # The capacity's storage is the flat budget plus its volumes, as add-node stores it.
-    capacity.storage += volumes_total(capacity.volumes)
+    # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
+    # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
+    # volume total again, so each rollback grew the node.
     call.store.put(node, StorageRecord(capacity, usage))
     return {}
 
@@ -187,12 +186,15 @@ def fix_node_resource(call: StorageCall) -> Any:
         computed, diffs = reconcile_usage(_usage(stored), held)
         return StorageRecord(stored.capacity, computed) if diffs else stored
 
-    done = call.store.update(node, change)
+    try:
+        done = call.store.update(node, change)
+    except NodeNotExists:
+        return None  # decision 13: like get-node-resource-info, and nothing is written
     assert done.before is not None
     _, diffs = reconcile_usage(_usage(done.before), held)
     return resource_info(done.after, diffs)
 
 
 def get_nodes_resource_info(call: StorageCall) -> Any:
-    records = call.store.get_many(params.nodenames(call.request))
+    records = call.store.get_many(params.bulk_nodenames(call.request))
     return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from resource_extend.errors import PluginError
+from resource_extend.params import int64_problem
 from resource_extend.storage import decoding
 from resource_extend.storage.disk import (
     Disk,
@@ -30,6 +31,9 @@ from resource_extend.storage.volume import (
     volumes_to_json,
 )
 from resource_extend.storage.workload import WorkloadResource
+
+# The stored names of a disk's quota fields, in ``Disk.quota`` order.
+_QUOTA_FIELDS = ("read_IOPS", "write_IOPS", "read_bps", "write_bps")
 
 
 @dataclass
@@ -120,24 +124,53 @@ class StorageRecord:
     def validated(self) -> StorageRecord:
         """The record as it may be written: usage filled in if missing, disks sorted by device, usage disks
         given their capacity disk's mounts and orphan all-zero usage disks dropped. Raises ``PluginError``
-        naming every problem (volumes, storage, disks) when it may not be written."""
+        naming every problem (int64, volumes, storage, disks) when it may not be written."""
+        record, found = self._settled()
+        if found:
+            raise PluginError("; ".join(found))
+        return record
+
+    def _settled(self) -> tuple[StorageRecord, list[str]]:
+        """``validated``'s record and its problems, without raising; ``self`` is never changed."""
         if self.capacity is None:
-            raise PluginError("invalid capacity")
+            return self, ["invalid capacity"]
         capacity = _faithful_copy(self.capacity)
-        usage = _synthesized_usage(capacity) if self.usage is None else _faithful_copy(self.usage)
+        usage = synthesized_usage(capacity) if self.usage is None else _faithful_copy(self.usage)
         if capacity.disks is not None:
             capacity.disks.sort(key=_device)
         if usage.disks is not None:
             usage.disks.sort(key=_device)
-        problems = [
+        # Past int64 first (decision 9): the Go reference and this plugin's own reader refuse such a record.
+        found = _int64_problems("capacity", capacity) + _int64_problems("usage", usage)
+        found += [
             problem for problem in (_volume_problem(capacity, usage), _storage_problem(capacity, usage)) if problem
         ]
         disk_problem = _reconcile_disks(capacity, usage)
         if disk_problem:
-            problems.append(disk_problem)
-        if problems:
-            raise PluginError("; ".join(problems))
-        return StorageRecord(capacity, usage)
+            found.append(disk_problem)
+        return StorageRecord(capacity, usage), found
+
+
+def write_problems(record: StorageRecord) -> list[str]:
+    """Why the record may not be written; ``[]`` when ``validated`` accepts it."""
+    return record._settled()[1]
+
+
+def problems(record: StorageRecord) -> list[str]:
+    """Everything wrong with a record, for an operator's check of the store: what a write refuses, and what
+    the reference lets a write store but no capacity backs (usage above the flat storage, volume usage on a
+    device the capacity lacks)."""
+    found = write_problems(record)
+    if record.capacity is None:
+        return found
+    capacity, usage = record.capacity, record.usage or NodeResource()
+    if 0 <= capacity.storage < usage.storage:  # a negative capacity is reported already
+        found.append(f"usage.storage is {usage.storage}, above its capacity {capacity.storage}")
+    known = capacity.volumes or {}
+    for device, size in sorted((usage.volumes or {}).items()):
+        if device not in known and size != 0:
+            found.append(f"usage.volumes[{device!r}] is {size} on a device the capacity lacks")
+    return found
 
 
 def combine(
@@ -217,7 +250,8 @@ def _faithful_copy(resource: NodeResource) -> NodeResource:
     )
 
 
-def _synthesized_usage(capacity: NodeResource) -> NodeResource:
+def synthesized_usage(capacity: NodeResource) -> NodeResource:
+    """The usage of a record stored without one: every capacity volume and disk, nothing used."""
     return NodeResource(
         {device: 0 for device in capacity.volumes or {}},
         [disk.stamped((0, 0, 0, 0)) for disk in capacity.disks or ()],
@@ -227,6 +261,23 @@ def _synthesized_usage(capacity: NodeResource) -> NodeResource:
 
 def _device(disk: Disk) -> str:
     return disk.device
+
+
+def _int64_problems(side: str, resource: NodeResource) -> list[str]:
+    found = []
+    for device, size in sorted((resource.volumes or {}).items()):
+        problem = int64_problem(f"{side}.volumes[{device!r}]", size)
+        if problem:
+            found.append(f"{problem}: invalid volume")
+    problem = int64_problem(f"{side}.storage", resource.storage)
+    if problem:
+        found.append(f"{problem}: invalid storage")
+    for disk in resource.disks or ():
+        for name, value in zip(_QUOTA_FIELDS, disk.quota):
+            problem = int64_problem(f"{side}.disks[{disk.device!r}].{name}", value)
+            if problem:
+                found.append(f"{problem}: invalid disk")
+    return found
 
 
 def _volume_problem(capacity: NodeResource, usage: NodeResource) -> str | None:
