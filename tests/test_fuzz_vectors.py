@@ -78,7 +78,9 @@ leaves = (
 )
 values = st.recursive(
     leaves,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 

@@ -251,3 +251,14 @@ def test_planning_on_a_node_never_added_says_it_has_no_record(gpu: PluginDir, st
 @pytest.mark.parametrize("verb", ["get-nodes-resource-info", "get-nodes-deploy-capacity", "get-most-idle-node"])
 def test_one_name_as_a_string_says_nodenames_must_be_an_array(gpu: PluginDir, verb: str) -> None:
     refused(gpu, verb, {"nodenames": "node-1"}, "request.nodenames", "must be array", 'got "node-1"')
+
+
+@pytest.mark.parametrize("storage_value", [2**80, 1e300, 2**63])
+def test_a_byte_count_past_int64_is_refused_before_any_arithmetic(storage: PluginDir, storage_value: Any) -> None:
+    seed(storage, "n0", STORAGE_NODE)
+    refused(storage, "add-node", {"nodename": "n1", "resource": {"storage": storage_value}}, "storage", "beyond int64")
+    request = {
+        "nodename": "n0",
+        "resource_request": {"volumes": {"/data0": TIB}, "disks": [], "storage": storage_value},
+    }
+    refused(storage, "set-node-resource-capacity", request, "storage", "beyond int64")

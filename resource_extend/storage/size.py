@@ -42,7 +42,12 @@ def size_param(req: dict[str, Any], key: str) -> int:
         return 0
     if isinstance(value, str):
         return parse_size(value)
-    return params.integer(req, key)
+    size = params.integer(req, key)
+    # A JSON number past int64 is no size core could send (Go's int64); refuse it here, before it is
+    # added to anything.
+    if not _INT64_MIN <= size <= _INT64_MAX:
+        raise PluginError(f"invalid size: {key} {value} is beyond int64: give a byte count up to {_INT64_MAX}")
+    return size
 
 
 def _ram_in_bytes(text: str) -> int:
