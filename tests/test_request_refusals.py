@@ -262,3 +262,15 @@ def test_a_byte_count_past_int64_is_refused_before_any_arithmetic(storage: Plugi
         "resource_request": {"volumes": {"/data0": TIB}, "disks": [], "storage": storage_value},
     }
     refused(storage, "set-node-resource-capacity", request, "storage", "beyond int64")
+
+
+def test_flags_are_checked_in_requests_not_in_what_core_passes_back() -> None:
+    from resource_extend.errors import PluginError
+    from resource_extend.storage.request import WorkloadRequest
+    from resource_extend.storage.workload import WorkloadResource
+
+    with pytest.raises(PluginError, match="flags 'rrw'"):
+        WorkloadRequest.parse({"volumes": ["AUTO:/x:rrw:1G"]})
+    # calculate-realloc's delta carries a synthetic plan key; core hands it back to set-node-resource-usage.
+    delta = {"volume_plan_request": {"fake-source:fake-destination:fake-flags:0:0:0:0:0": {"/data0": 1}}}
+    assert WorkloadResource.from_json(delta).volume_plan_request is not None

@@ -63,7 +63,6 @@ class VolumeBinding:
         size, read_iops, write_iops, read_bps, write_bps = (
             _size_field(text, name, part) for name, part in zip(_SIZE_FIELDS, parts[3:])
         )
-        _check_flags(text, parts[2])
         # Flags are a bag of letters; sorting makes "wrm" and "mrw" the same binding.
         flags = "".join(sorted(parts[2])) or "rw"
         if not parts[1]:
@@ -125,6 +124,18 @@ class VolumeBinding:
 def parse_bindings(texts: Iterable[str]) -> list[VolumeBinding]:
     """Parse every string; the first bad one fails the whole list."""
     return [VolumeBinding.parse(text) for text in texts]
+
+
+def parse_request_bindings(texts: Iterable[str]) -> list[VolumeBinding]:
+    """A workload request's bindings: also refuse flags outside the grammar (decision 14). What core passes
+    back (workload resources, plan keys, the realloc delta's synthetic ``fake-flags`` key) is the plugin's
+    own output and is read as the reference reads it."""
+    bindings = []
+    for text in texts:
+        binding = VolumeBinding.parse(text)
+        _check_flags(text, text.split(":")[2] if text.count(":") >= 2 else "")
+        bindings.append(binding)
+    return bindings
 
 
 def bindings_to_json(bindings: Iterable[VolumeBinding]) -> list[str]:

@@ -14,7 +14,7 @@ from resource_extend.errors import PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
     merge_bindings,
-    parse_bindings,
+    parse_request_bindings,
     total_size,
     validate_bindings,
 )
@@ -38,8 +38,8 @@ class WorkloadRequest:
     @classmethod
     def parse(cls, req: dict[str, Any]) -> WorkloadRequest:
         """Read ``workload_resource_request``; bad binding or size text is an error."""
-        volumes_request = parse_bindings(_first_non_empty(req, _REQUEST_KEYS))
-        volumes_limit = parse_bindings(_first_non_empty(req, _LIMIT_KEYS))
+        volumes_request = parse_request_bindings(_first_non_empty(req, _REQUEST_KEYS))
+        volumes_limit = parse_request_bindings(_first_non_empty(req, _LIMIT_KEYS))
         storage_request = size_param(req, "storage-request")
         storage_limit = size_param(req, "storage-limit")
         if "storage" in req:

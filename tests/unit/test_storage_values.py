@@ -148,9 +148,9 @@ def test_binding_parse_matches_the_reference_table(text: str, expected: VolumeBi
 
 @pytest.mark.parametrize(
     ("flags", "expected"),
-    [("wrm", "mrw"), ("ro", "or"), ("orw", "orw"), ("", "rw")],
+    [("wrm", "mrw"), ("ro", "or"), ("orw", "orw"), ("rrw", "rrw"), ("xyz", "xyz"), ("", "rw")],
 )
-def test_binding_flags_are_sorted_letters(flags: str, expected: str) -> None:
+def test_binding_flags_are_sorted_letters_never_validated(flags: str, expected: str) -> None:
     assert binding(f"/a:/b:{flags}").flags == expected
 
 
@@ -222,7 +222,7 @@ def test_validate_bindings_requires_a_positive_monopoly_size(text: str) -> None:
 def test_validate_bindings_rejects_negative_quota_and_accepts_negative_plain_sizes() -> None:
     with pytest.raises(PluginError, match="invalid io parameters"):
         validate_bindings([binding("/a:/b:rw:0:0:-1:0:0")])
-    validate_bindings(parse_bindings(["AUTO:/d:rw:-1G", "/a:/b:ro", "a:/b", "AUTO:/d:rw:1G"]))
+    validate_bindings(parse_bindings(["AUTO:/d:rw:-1G", "/a:/b:xyz", "a:/b", "AUTO:/d:rw:1G"]))
 
 
 # §4 rendering --------------------------------------------------------------------------------------------
