@@ -228,6 +228,7 @@ def test_not_enough_storage_counts_bytes_against_bytes(storage: PluginDir) -> No
         f"request: 1 x {100 * TIB} bytes",
         f"available: {2 * TIB} bytes",
         "room for 0",
+        "deploy fewer workloads or ask for less storage",
         "not enough resource",
     )
 
