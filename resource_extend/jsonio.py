@@ -36,7 +36,8 @@ def loads_request(data: bytes) -> dict[str, Any]:
     """Decode the one JSON value on stdin into a request object (``null`` reads as no fields).
 
     Like the reference's streaming decoder, only the first complete value counts; what follows it is
-    ignored. Invalid UTF-8 inside strings becomes U+FFFD, as Go's decoder does.
+    ignored. Invalid UTF-8 inside strings becomes U+FFFD, and so does a ``\\u`` escape of a lone
+    surrogate, as Go's decoder does (decision 11): no string a verb sees can fail to encode as UTF-8.
     """
     text = data.decode("utf-8", errors="replace")
     stripped = text.lstrip(" \t\r\n")
@@ -44,6 +45,8 @@ def loads_request(data: bytes) -> dict[str, Any]:
         raise PluginError("decode plugin input: EOF")
     try:
         value, _ = json.JSONDecoder(parse_int=_go_double_int, parse_constant=_reject_constant).raw_decode(stripped)
+        if "\\ud" in stripped or "\\uD" in stripped:  # only a request that spells such an escape pays the walk
+            value = _replace_surrogates(value)
     except json.JSONDecodeError as exc:
         raise PluginError(f"decode plugin input: {exc.msg} at offset {exc.pos}") from None
     except RecursionError:
@@ -56,6 +59,33 @@ def loads_request(data: bytes) -> dict[str, Any]:
         kind = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
         raise PluginError(f"decode plugin input: json: cannot unmarshal {kind} into a request object")
     return value
+
+
+def _replace_surrogates(value: Any) -> Any:
+    # Python's decoder pairs valid surrogate escapes into one character and keeps a lone one as is.
+    if isinstance(value, str):
+        return _no_surrogates(value)
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, any lone surrogate (say, from a record another writer stored) as U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _no_surrogates(text).encode("utf-8")
+
+
+def _no_surrogates(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # only surrogates fail to encode
+        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
+    return text
 
 
 def _go_double_int(text: str) -> int | float:

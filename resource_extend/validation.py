@@ -61,4 +61,16 @@ def check(plugin: str, verb: str, direction: str, document: Any) -> None:
         # Compiled messages call the document "data"; operators know it as the request or response.
         if message.startswith("data"):
             message = direction + message[4:]
+        if hasattr(exc, "value"):  # what was sent, so the line shows the value next to the rule it broke
+            message += f", got {_shown(exc.value)}"
         raise PluginError(f"{direction} does not match the schema: {message}") from None
+
+
+def _shown(value: Any) -> str:
+    from resource_extend.jsonio import dumps
+
+    try:
+        text = dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

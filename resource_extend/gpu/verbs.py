@@ -12,8 +12,8 @@ import binascii
 import json
 from typing import Any, Callable
 
-from resource_extend import params
-from resource_extend.capacity import calculate_remap, check_deploy_count, deploy_capacity_response, ratio, trunc_div
+from resource_extend import deploy, params
+from resource_extend.capacity import calculate_remap, deploy_capacity_response, ratio, trunc_div
 from resource_extend.errors import NodeNotExists, PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
@@ -246,13 +246,15 @@ def get_most_idle_node(call: GpuCall) -> Any:
 
 def calculate_deploy(call: GpuCall) -> Any:
     node = params.nodename(call.request)
-    count = params.integer(call.request, "deploy_count")
+    times = deploy.deploy_count(call)
     request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
     request = request or {}
     prodmap.validate(request)
-    check_deploy_count(count)
-    times = max(count, 0)
-    allocate(call.store.get_or_empty(node).available(), request, times)
+    record, known = deploy.target_record(call, node)
+    try:
+        allocate(record.available(), request, times)
+    except PluginError as cause:
+        raise cause if known else deploy.unknown_node(call, node, cause) from None
     plans = [prodmap.to_json(request) for _ in range(times)]
     return {"engines_params": plans, "workloads_resource": [dict(p) for p in plans]}
 

@@ -13,6 +13,29 @@ from resource_extend.errors import PluginError
 from resource_extend.storage.size import parse_size
 
 _AUTO = "AUTO"
+_GRAMMAR = "source:destination[:flags[:size[:read_IOPS:write_IOPS:read_BPS:write_BPS]]]"
+_SIZE_FIELDS = ("size", "read_IOPS", "write_IOPS", "read_BPS", "write_BPS")
+# r read, w write, o "only" (rw+o is rendered rowo), m monopoly.
+_FLAG_LETTERS = frozenset("rwom")
+
+
+def _size_field(text: str, name: str, part: str) -> int:
+    try:
+        return parse_size(part)
+    except PluginError as cause:
+        raise PluginError(f"volume binding {text!r}: {name} {part!r}: {cause}") from None
+
+
+def _check_flags(text: str, flags: str) -> None:
+    """Decision 14: the letters r, w, m at most once each, and one o per r or w — the stored form writes
+    ``orw`` as ``rowo``, which must read back (empty flags read as rw)."""
+    letters_ok = set(flags) <= _FLAG_LETTERS and all(flags.count(letter) <= 1 for letter in "rwm")
+    if letters_ok and flags.count("o") <= flags.count("r") + flags.count("w"):
+        return
+    raise PluginError(
+        f"volume binding {text!r}: flags {flags!r}: use the letters r, w, o, m, each at most once "
+        "(e.g. rw, ro, rwm): invalid volume"
+    )
 
 
 @dataclass
@@ -30,11 +53,16 @@ class VolumeBinding:
     def parse(cls, text: str) -> VolumeBinding:
         parts = text.split(":")
         if not 2 <= len(parts) <= 8:
-            raise PluginError(f"{text}: invalid volume")
+            raise PluginError(
+                f"volume binding {text!r} has {len(parts)} field{'s' if len(parts) != 1 else ''}, wants 2 to 8: "
+                f"{_GRAMMAR} (e.g. AUTO:/data:rw:10G): invalid volume"
+            )
         if len(parts) == 2:
             parts.append("rw")
         parts += ["0"] * (8 - len(parts))
-        size, read_iops, write_iops, read_bps, write_bps = (parse_size(part) for part in parts[3:])
+        size, read_iops, write_iops, read_bps, write_bps = (
+            _size_field(text, name, part) for name, part in zip(_SIZE_FIELDS, parts[3:])
+        )
         # Flags are a bag of letters; sorting makes "wrm" and "mrw" the same binding.
         flags = "".join(sorted(parts[2])) or "rw"
         if not parts[1]:
@@ -96,6 +124,18 @@ class VolumeBinding:
 def parse_bindings(texts: Iterable[str]) -> list[VolumeBinding]:
     """Parse every string; the first bad one fails the whole list."""
     return [VolumeBinding.parse(text) for text in texts]
+
+
+def parse_request_bindings(texts: Iterable[str]) -> list[VolumeBinding]:
+    """A workload request's bindings: also refuse flags outside the grammar (decision 14). What core passes
+    back (workload resources, plan keys, the realloc delta's synthetic ``fake-flags`` key) is the plugin's
+    own output and is read as the reference reads it."""
+    bindings = []
+    for text in texts:
+        binding = VolumeBinding.parse(text)
+        _check_flags(text, text.split(":")[2] if text.count(":") >= 2 else "")
+        bindings.append(binding)
+    return bindings
 
 
 def bindings_to_json(bindings: Iterable[VolumeBinding]) -> list[str]:

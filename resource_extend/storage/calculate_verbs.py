@@ -10,6 +10,7 @@ from typing import Any
 
 from resource_extend import params
 from resource_extend.capacity import check_deploy_count, deploy_capacity_response, ratio, trunc_div
+from resource_extend.deploy import deploy_count, target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.disk import Disk
@@ -38,8 +39,19 @@ def _sides(record: StorageRecord) -> tuple[NodeResource, NodeResource]:
 
 
 def workload_request(req: params.JSONObject, key: str) -> WorkloadRequest:
-    """A ``workload_resource_request`` as core sends it, parsed and validated (sizes folded into storage)."""
-    return WorkloadRequest.parse(params.obj(req, key) or {}).validated()
+    """A new workload's request as core sends it, parsed and validated (sizes folded into storage).
+
+    A negative volume size is refused here (decision 14): only a realloc's change may shrink a volume.
+    """
+    request = WorkloadRequest.parse(params.obj(req, key) or {})
+    for binding in (*request.volumes_request, *request.volumes_limit):
+        if binding.size < 0:
+            raise PluginError(
+                f"{key}: volume {str(binding)!r} has a negative size ({binding.size} bytes); a new workload's "
+                "volume takes a size of 0 (unlimited) or more, only calculate-realloc takes a negative change: "
+                "invalid volume"
+            )
+    return request.validated()
 
 
 def storage_room(record: StorageRecord, storage_request: int) -> int:
@@ -82,7 +94,12 @@ def deploy(
     if request.storage_request > 0:
         room = storage_room(record, request.storage_request)
         if room < count:
-            raise InsufficientResource(f"not enough storage, request: {request.storage_request}, available: {room}")
+            capacity, usage = _sides(record)
+            raise InsufficientResource(
+                f"not enough storage, request: {count} x {request.storage_request} bytes, available: "
+                f"{capacity.storage - usage.storage} bytes (room for {max(room, 0)}); deploy fewer workloads "
+                "or ask for less storage"
+            )
     capacity, usage = _sides(record)
     placements: list[tuple[VolumePlan, list[Disk]]]
     if not need_schedule(request.volumes_request):
@@ -133,7 +150,7 @@ def realloc(
     grow = merged.storage_request - origin.storage_request
     if grow > capacity.storage - usage.storage:
         raise InsufficientResource(
-            f"not enough storage, request: {grow} more, available: {capacity.storage - usage.storage}"
+            f"not enough storage, request: {grow} bytes more, available: {capacity.storage - usage.storage} bytes"
         )
     if reschedule:
         try:
@@ -189,9 +206,13 @@ def get_nodes_deploy_capacity(call: StorageCall) -> Any:
 
 def calculate_deploy(call: StorageCall) -> Any:
     node = params.nodename(call.request)
-    count = params.integer(call.request, "deploy_count")
+    count = deploy_count(call)
     request = workload_request(call.request, "workload_resource_request")
-    engines, resources = deploy(call.store.get_or_empty(node), request, count)
+    record, known = target_record(call, node)
+    try:
+        engines, resources = deploy(record, request, count)
+    except PluginError as cause:
+        raise cause if known else unknown_node(call, node, cause) from None
     return {
         "engines_params": [engine.to_json() for engine in engines],
         "workloads_resource": [resource.to_json() for resource in resources],

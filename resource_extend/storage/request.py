@@ -14,7 +14,7 @@ from resource_extend.errors import PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
     merge_bindings,
-    parse_bindings,
+    parse_request_bindings,
     total_size,
     validate_bindings,
 )
@@ -38,8 +38,8 @@ class WorkloadRequest:
     @classmethod
     def parse(cls, req: dict[str, Any]) -> WorkloadRequest:
         """Read ``workload_resource_request``; bad binding or size text is an error."""
-        volumes_request = parse_bindings(_first_non_empty(req, _REQUEST_KEYS))
-        volumes_limit = parse_bindings(_first_non_empty(req, _LIMIT_KEYS))
+        volumes_request = parse_request_bindings(_first_non_empty(req, _REQUEST_KEYS))
+        volumes_limit = parse_request_bindings(_first_non_empty(req, _LIMIT_KEYS))
         storage_request = size_param(req, "storage-request")
         storage_limit = size_param(req, "storage-limit")
         if "storage" in req:
@@ -98,8 +98,15 @@ class NodeRequest:
         for text in params.string_list(req, "volumes"):
             parts = text.split(":")
             if len(parts) != 2:
-                raise PluginError(f"volume should have 2 parts: {text}: invalid volume")
-            volumes[parts[0]] = parse_size(parts[1])
+                raise PluginError(
+                    f"volume should have 2 parts, device:size (e.g. /data0:1T), not {len(parts)}: {text!r}: "
+                    "invalid volume"
+                )
+            check_volume_device(parts[0], text)
+            try:
+                volumes[parts[0]] = parse_size(parts[1])
+            except PluginError as cause:
+                raise PluginError(f"volume {text!r}: size {parts[1]!r}: {cause}") from None
         storage = size_param(req, "storage") + volumes_total(volumes)
         disks = [Disk.parse(text) for text in params.string_list(req, "disks")]
         rm_disks = params.string(req, "rm-disks").split(",") if "rm-disks" in req else None
@@ -129,6 +136,22 @@ class NodeRequest:
             storage = stored.storage
         disks = self.disks if "disks" in self.present else [disk.copy() for disk in stored.disks or ()]
         return NodeRequest(volumes, storage, disks, self.rm_disks, self.present)
+
+
+def check_volume_device(device: str, text: str) -> None:
+    """Decision 14: a capacity volume's device is the host directory AUTO bindings are given, so an
+    absolute path with no ``:`` or ``,`` (the separators of bindings and lists) and no control character.
+    ``/`` is an absolute path and stays valid (disk mounts use it too)."""
+    if device.startswith("/") and "," not in device and not any(_is_control(char) for char in device):
+        return
+    raise PluginError(
+        f"volume {text!r}: device {device!r} must be an absolute path without ',' or control characters "
+        "(e.g. /data0:1T): invalid volume"
+    )
+
+
+def _is_control(char: str) -> bool:
+    return char < " " or "\x7f" <= char <= "\x9f"
 
 
 def rollback_resource(resource: Any, resource_request: Any, delta: bool, incr: bool) -> NodeResource | None:

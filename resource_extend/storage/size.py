@@ -42,7 +42,12 @@ def size_param(req: dict[str, Any], key: str) -> int:
         return 0
     if isinstance(value, str):
         return parse_size(value)
-    return params.integer(req, key)
+    size = params.integer(req, key)
+    # A JSON number past int64 is no size core could send (Go's int64); refuse it here, before it is
+    # added to anything.
+    if not _INT64_MIN <= size <= _INT64_MAX:
+        raise PluginError(f"invalid size: {key} {value} is beyond int64: give a byte count up to {_INT64_MAX}")
+    return size
 
 
 def _ram_in_bytes(text: str) -> int:
@@ -61,19 +66,24 @@ def _ram_in_bytes(text: str) -> int:
 
     # go-units measures the suffix in bytes before lower-casing it.
     if len(suffix.encode()) > 3:
-        raise PluginError(f"invalid suffix: '{suffix}'")
+        raise _bad_suffix(suffix)
     lowered = suffix.lower()
     if lowered[0] == "b":
         if len(lowered) > 1:
-            raise PluginError(f"invalid suffix: '{lowered}'")
+            raise _bad_suffix(suffix)
         return int(size)
     multiplier = _MULTIPLIERS.get(lowered[0])
     if multiplier is None:
-        raise PluginError(f"invalid suffix: '{lowered}'")
+        raise _bad_suffix(suffix)
     if (len(lowered) == 2 and lowered[1] != "b") or (len(lowered) == 3 and lowered[1:] != "ib"):
-        raise PluginError(f"invalid suffix: '{lowered}'")
+        raise _bad_suffix(suffix)
     # The product is formed in float64 and truncated, as the reference does.
     return int(size * float(multiplier))
+
+
+def _bad_suffix(suffix: str) -> PluginError:
+    # The reference lower-cases the unit in its message; the operator's own spelling is easier to find.
+    return PluginError(f"invalid suffix: '{suffix}' (units: B, K, M, G, T, P, alone or with B or iB, e.g. 10G)")
 
 
 def _parse_float(number: str) -> float:

@@ -36,3 +36,23 @@ def test_null_reads_as_no_fields_and_trailing_data_is_ignored() -> None:
 def test_deep_nesting_is_a_clean_error() -> None:
     with pytest.raises(PluginError, match="decode plugin input"):
         jsonio.loads_request(b"[" * 100000 + b"]" * 100000)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"a":"\\ud800"}', {"a": "\ufffd"}),
+        (b'{"a":["\\udc80","x"]}', {"a": ["\ufffd", "x"]}),
+        (b'{"\\udfff\\ud800":1}', {"\ufffd\ufffd": 1}),
+        (b'{"a":"\\udc00\\ud800\\udc00"}', {"a": "\ufffd\U00010000"}),
+        (b'{"a":"\\ud83d\\ude00"}', {"a": "\U0001f600"}),
+        (b'{"a":"\\\\ud800"}', {"a": "\\ud800"}),
+    ],
+)
+def test_lone_surrogate_escapes_read_as_the_replacement_character(raw: bytes, expected: object) -> None:
+    assert jsonio.loads_request(raw) == expected
+
+
+def test_utf8_never_carries_a_surrogate() -> None:
+    assert jsonio.utf8("a\udc80b") == "a\ufffdb".encode()
+    assert jsonio.utf8("é") == "é".encode()

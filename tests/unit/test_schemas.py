@@ -62,6 +62,15 @@ REQUEST_REJECTION_ALLOWLIST: dict[str, str] = {
     "gpu-extra/add-node/info-strict-decoding": "info.NCPU must be a number (spec 4.1 step 2)",
     "gpu-extra/get-info/strict-workload-decoding": "a workload count must be an integer (spec 1.9)",
     "storage-extra/set-info/string-storage-rejected": "parsed-form storage must be an integer (storage-types.md 9)",
+    # Decision 14: requests core could not have meant are refused by the schema, naming the field.
+    "gpu-extra/add-node/keys-case-sensitive": "a node resource holds prod_count_map only (decision 14)",
+    "gpu-extra/add-node/unknown-keys-ignored": "a node resource holds prod_count_map only (decision 14)",
+    "gpu-extra/set-capacity/request-without-map-beats-resource": "a capacity request holds prod_count_map only",
+    "gpu-extra/calculate-deploy/deploy-count-half-rounds-to-even-down": "deploy_count 2.5 (decision 14)",
+    "gpu-extra/calculate-deploy/deploy-count-half-rounds-to-even-up": "deploy_count 3.5 (decision 14)",
+    "gpu-extra/calculate-deploy/deploy-count-bad-string-is-zero": 'deploy_count "three" (decision 14)',
+    "gpu-extra/calculate-deploy/deploy-count-bool-is-zero": "deploy_count true (decision 14)",
+    "storage-extra/calculate-deploy/deploy-count-half-even": "deploy_count 2.5 (decision 14)",
 }
 
 SCHEMA_FILES = sorted(p.relative_to(SCHEMAS).as_posix() for p in SCHEMAS.rglob("*.json"))
@@ -314,7 +323,7 @@ LEFT_TO_THE_HANDLER = [
     ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3070": 0}}}, "invalid gpu map"),
     ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"  ": 1}}}, "invalid gpu product"),
     ("gpu", "add-node", {"nodename": "n1", "resource": "x"}, "a non-object resource reads as absent"),
-    ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"a": 3.0}, "other": 1}}, "3.0 is 3"),
+    ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"a": 3.0}}}, "3.0 is 3"),
     ("gpu", "add-node", {"nodename": "n1", "info": {"Resources": {"gpu": {"prod_count_map": {}}}}}, "decision 2"),
     ("gpu", "set-node-resource-capacity", {"nodename": "n1", "delta": None, "incr": "false"}, "flags read true"),
     ("gpu", "set-node-resource-usage", {"nodename": "n1", "workloads_resource": [1, "x", None]}, "dropped"),
