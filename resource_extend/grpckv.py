@@ -16,9 +16,9 @@ import re
 import time
 from typing import Any, Callable
 
-from resource_extend.config import EtcdConfig
+from resource_extend.config import Endpoint, EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
-from resource_extend.kv import MAX_ATTEMPTS, Entry, _Endpoint, prefix_end
+from resource_extend.kv import MAX_ATTEMPTS, Entry, prefix_end
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
 # operator asks for its logs. This has to happen before grpc is imported.
@@ -70,7 +70,7 @@ def _options(config: EtcdConfig) -> list[tuple[str, int]]:
 class _Link:
     """One endpoint's channel, its stubs and its auth token. Channels connect on their first request."""
 
-    def __init__(self, endpoint: _Endpoint, channel: grpc.Channel) -> None:
+    def __init__(self, endpoint: Endpoint, channel: grpc.Channel) -> None:
         self.endpoint = endpoint
         self.channel = channel
         self.kv: Any = etcdrpc.KVStub(channel)
@@ -83,7 +83,7 @@ class GrpcKV:
 
     def __init__(self, config: EtcdConfig) -> None:
         self._config = config
-        self._endpoints = [_Endpoint.parse(url) for url in config.machines]
+        self._endpoints = list(config.endpoints)
         self._link: _Link | None = None
         self._credentials: grpc.ChannelCredentials | None = None
         self._deadline = 0.0
@@ -182,12 +182,12 @@ class GrpcKV:
             raise StoreUnavailable("etcd unavailable: timed out")
         return min(self._config.request_timeout, left)
 
-    def _open(self, endpoint: _Endpoint) -> _Link:
-        # _Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
+    def _open(self, endpoint: Endpoint) -> _Link:
+        # Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
         target = f"{host}:{endpoint.port}"
         options = _options(self._config)
-        if endpoint.scheme == "https" or self._config.tls:
+        if endpoint.tls:
             return _Link(endpoint, grpc.secure_channel(target, self._tls(), options=options))
         return _Link(endpoint, grpc.insecure_channel(target, options=options))
 
@@ -195,7 +195,7 @@ class GrpcKV:
         if self._credentials is None:
             root = _read(self._config.ca, "etcd.ca") if self._config.ca else None
             key = chain = None
-            if self._config.cert and self._config.key:
+            if self._config.client_certificate:
                 chain = _read(self._config.cert, "etcd.cert")
                 key = _read(self._config.key, "etcd.key")
             self._credentials = grpc.ssl_channel_credentials(root, key, chain)
@@ -217,7 +217,7 @@ class GrpcKV:
             raise PluginError(f"etcd authentication at {link.endpoint.url} returned no token")
         link.metadata = (("token", token),)
 
-    def _rotate(self, failed: _Endpoint) -> None:
+    def _rotate(self, failed: Endpoint) -> None:
         # The next connection starts with the endpoints that have not just failed.
         if failed in self._endpoints:
             self._endpoints.remove(failed)
