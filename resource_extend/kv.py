@@ -263,7 +263,9 @@ class _Race:
                 now = time.monotonic()
                 left = self._kv._deadline - now
                 if left <= 0 or (started == len(self._endpoints) and self._finished == started):
-                    self._winner = None  # losers that answer later close their connections
+                    # Attempts still waiting are named too; when they end they close their connections.
+                    failed = {f.partition(": ")[0] for f in self.failures}
+                    self.failures += [f"{e.url}: timed out" for e in self._endpoints[:started] if e.url not in failed]
                     self._error = _CLOSED
                     return None
                 if started < len(self._endpoints) and (now >= next_start or self._finished == started):
