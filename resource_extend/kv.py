@@ -123,10 +123,10 @@ class GatewayKV:
                     self._token = self._authenticate(conn)
                     status, data = conn.post(path, payload, self._token, self._timeout())
             except OSError as exc:
-                failures.append(f"{conn.endpoint.url}: {_reason(exc)}")
+                failures.append(f"{conn.endpoint.url}: {self._why(exc)}")
                 self._give_up_on(conn)
                 if not resend and conn.sent:
-                    raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: no answer: {_reason(exc)}") from None
+                    raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: no answer: {self._why(exc)}") from None
                 continue
             if _transient(status, data) and not resend:
                 raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: HTTP {status}: {_message(data)}")
@@ -139,6 +139,9 @@ class GatewayKV:
                 continue
             return _reply(conn.endpoint.url, path, status, data)
         raise StoreUnavailable(f"etcd unavailable: {_summary(failures[-4:])}")
+
+    def _why(self, exc: OSError) -> str:
+        return _reason(exc, self._config.client_certificate)
 
     def _give_up_on(self, conn: _Connection) -> None:
         self.close()
@@ -162,7 +165,7 @@ class GatewayKV:
             try:
                 conn, token, _ = self._greet(endpoint, None)
             except OSError as exc:
-                failures.append(f"{endpoint.url}: {_reason(exc)}")
+                failures.append(f"{endpoint.url}: {self._why(exc)}")
                 raise StoreUnavailable(f"etcd unavailable: {_summary(failures)}") from None
             self._conn, self._token = conn, token
             return conn, None
@@ -282,7 +285,7 @@ class _Race:
             found = self._kv._greet(endpoint, self._read)
         except OSError as exc:
             with self._cond:
-                self.failures.append(f"{endpoint.url}: {_reason(exc)}")
+                self.failures.append(f"{endpoint.url}: {self._kv._why(exc)}")
                 self._finished += 1
                 self._cond.notify()
             return
@@ -368,13 +371,20 @@ def _summary(failures: list[str]) -> str:
     return "; ".join(dict.fromkeys(failures))
 
 
-def _reason(exc: OSError) -> str:
+def _reason(exc: OSError, client_certificate: bool = False) -> str:
     if isinstance(exc, socket.timeout):
         return "timed out"
-    alert = getattr(exc, "reason", None)  # ssl.SSLError: OpenSSL's name for what the peer said
-    if isinstance(alert, str) and alert in _TLS_ALERTS:
-        return _TLS_ALERTS[alert]
-    return exc.strerror or str(exc) or type(exc).__name__
+    alert = _tls_alert(getattr(exc, "reason", None), client_certificate)  # ssl.SSLError: what the peer said
+    return alert or exc.strerror or str(exc) or type(exc).__name__
+
+
+def _tls_alert(reason: object, client_certificate: bool) -> str | None:
+    if not isinstance(reason, str):
+        return None
+    if not client_certificate and reason in ("SSLV3_ALERT_BAD_CERTIFICATE", "TLSV13_ALERT_CERTIFICATE_REQUIRED"):
+        # etcd answers "bad certificate" when none was sent, too.
+        return _TLS_ALERTS["TLSV13_ALERT_CERTIFICATE_REQUIRED"]
+    return _TLS_ALERTS.get(reason)
 
 
 # TLS failures after the handshake (TLS 1.3 reports a refused client certificate on the first read).
@@ -400,6 +410,7 @@ class _Connection:
     def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
         self.endpoint = endpoint
         self.sent = False
+        self.answered = False
         self._sock = sock
         self._buf = b""
 
@@ -453,7 +464,11 @@ class _Connection:
     def _fill(self) -> None:
         data = self._sock.recv(65536)
         if not data:
+            if not self.answered and not self.endpoint.tls and _serves_tls(self.endpoint):
+                # A TLS member drops plain HTTP without a word: say so rather than "closed".
+                raise ConnectionError("this member serves TLS: use https:// in etcd.machines")
             raise ConnectionError("etcd closed the connection")
+        self.answered = True
         self._buf += data
 
     def _until(self, marker: bytes) -> bytes:
@@ -514,8 +529,44 @@ def _wrap_tls(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig) -> so
         raise ConnectionError(_verify_failure(exc, endpoint, config)) from None
     except ssl.SSLError as exc:
         sock.close()
-        alert = _TLS_ALERTS.get(exc.reason or "")
+        alert = _tls_alert(exc.reason, config.client_certificate)
+        if alert is None and _speaks_plain_http(endpoint):  # etcd drops a TLS hello on a plain port
+            alert = _TLS_ALERTS["WRONG_VERSION_NUMBER"]
         raise ConnectionError(alert or f"TLS handshake failed: {_ssl_reason(exc)}") from None
+    except OSError:
+        sock.close()
+        if _speaks_plain_http(endpoint):
+            raise ConnectionError(_TLS_ALERTS["WRONG_VERSION_NUMBER"]) from None
+        raise
+
+
+# Only on the error paths below: which protocol a member that hung up on us does speak.
+_PROBE_TIMEOUT = 1.0
+
+
+def _serves_tls(endpoint: Endpoint) -> bool:
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # a probe of the protocol only; nothing is sent over it
+    try:
+        with socket.create_connection((endpoint.host, endpoint.port), timeout=_PROBE_TIMEOUT) as sock:
+            context.wrap_socket(sock).close()
+        return True
+    except ssl.SSLError as exc:
+        return "ALERT" in (exc.reason or "")  # it spoke TLS, and wanted a client certificate
+    except OSError:
+        return False
+
+
+def _speaks_plain_http(endpoint: Endpoint) -> bool:
+    try:
+        with socket.create_connection((endpoint.host, endpoint.port), timeout=_PROBE_TIMEOUT) as sock:
+            sock.sendall(b"GET /health HTTP/1.0\r\n\r\n")
+            return sock.recv(5) == b"HTTP/"
+    except OSError:
+        return False
 
 
 # OpenSSL's X509_V_ERR codes for "the issuer is not one we trust".
