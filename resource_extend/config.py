@@ -244,10 +244,6 @@ def parse(path: str, doc: Any) -> Config:
             f"config {path}: etcd.{given} is set without etcd.{missing}: a client certificate needs both "
             "(for server-only TLS set just etcd.ca)"
         )
-    for name, file in (("ca", ca), ("cert", cert), ("key", key)):
-        if file and not os.access(file, os.R_OK):
-            reason = "no such file" if not os.path.exists(file) else "not readable by this user"
-            raise PluginError(f"config {path}: etcd.{name}: {file}: {reason}")
     username = _text(path, auth, "username", "etcd.auth.")
     password = _text(path, auth, "password", "etcd.auth.")
     if password and not username:

@@ -507,6 +507,7 @@ class _Connection:
 def _wrap_tls(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig) -> socket.socket:
     import ssl  # only TLS clusters pay for ssl
 
+    _check_files(config)
     try:
         # No etcd.ca: the system trust store, as for any https:// URL.
         context = ssl.create_default_context(cafile=config.ca or None)
@@ -567,6 +568,18 @@ def _speaks_plain_http(endpoint: Endpoint) -> bool:
             return sock.recv(5) == b"HTTP/"
     except OSError:
         return False
+
+
+def _check_files(config: EtcdConfig) -> None:
+    """A missing or unreadable TLS file, named by its key: checked when TLS is first needed, so the
+    docs' example paths still load and calls that never reach etcd do not pay three stat calls."""
+    import os
+
+    for name in ("ca", "cert", "key"):
+        file = getattr(config, name)
+        if file and not os.access(file, os.R_OK):
+            reason = "no such file" if not os.path.exists(file) else "not readable by this user"
+            raise PluginError(f"config: etcd.{name}: {file}: {reason}")
 
 
 # OpenSSL's X509_V_ERR codes for "the issuer is not one we trust".

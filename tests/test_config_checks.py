@@ -109,15 +109,6 @@ def test_half_a_client_certificate_is_an_error_at_load(tmp_path: Path, given: st
         config.parse("x", etcd_with(**{given: str(pem)}))
 
 
-@pytest.mark.parametrize("key", ["ca", "cert", "key"])
-def test_a_missing_tls_file_names_the_key_and_the_path(tmp_path: Path, key: str) -> None:
-    pem = tmp_path / "x.pem"
-    pem.write_text("x")
-    files = {"ca": str(pem), "cert": str(pem), "key": str(pem), key: str(tmp_path / "gone.pem")}
-    with pytest.raises(PluginError, match=rf"etcd\.{key}: .*gone\.pem: no such file"):
-        config.parse("x", etcd_with(**files))
-
-
 # -- what is read ----------------------------------------------------------------------------------------
 
 
