@@ -75,6 +75,7 @@ class _Link:
         self.channel = channel
         self.kv: Any = etcdrpc.KVStub(channel)
         self.auth: Any = etcdrpc.AuthStub(channel)
+        self.maintenance: Any = etcdrpc.MaintenanceStub(channel)
         self.metadata: tuple[tuple[str, str], ...] = ()
 
 
@@ -137,7 +138,14 @@ class GrpcKV:
                         failures.append("timed out")
                     tried = ", ".join(e.url for e in self._endpoints)
                     raise StoreUnavailable(f"etcd unavailable (tried {tried}): {'; '.join(failures)}")
-                link = self._link = self._open(untried.pop(0))
+                if len(untried) > 1:
+                    # As GatewayKV: a staggered race, so a silent member costs STAGGER, not dial_timeout.
+                    raced = self._race(untried, failures)
+                    if raced is None:
+                        continue  # every endpoint started has failed: the check above reports it
+                    link = self._link = raced
+                else:
+                    link = self._link = self._open(untried.pop(0))
             try:
                 return self._invoke(link, method, request)
             except grpc.RpcError as exc:
@@ -217,11 +225,80 @@ class GrpcKV:
             raise PluginError(f"etcd authentication at {link.endpoint.url} returned no token")
         link.metadata = (("token", token),)
 
+    def _race(self, untried: list[Endpoint], failures: list[str]) -> _Link | None:
+        """Start a probe on each endpoint in turn, the next one STAGGER after the last or at once when
+        every started probe has failed; the first probe answered wins and the other channels close.
+        The probe is the authentication when a user is configured (its token is kept), else a Status
+        request: either way the endpoint has replied, not merely accepted a connection."""
+        import threading  # only a first connection with several endpoints pays for it
+
+        answered = threading.Condition()
+        finished: list[tuple[_Link, Any]] = []
+        started: list[_Link] = []
+        winner: _Link | None = None
+        judged = 0  # finished[:judged] have been looked at
+        next_start = time.monotonic()
+        try:
+            with answered:
+                while True:
+                    while judged < len(finished):
+                        link, future = finished[judged]
+                        judged += 1
+                        error = future.exception()
+                        if error is None:
+                            winner = link
+                            token = getattr(future.result(), "token", "")
+                            link.metadata = (("token", token),) if self._config.username else ()
+                            return winner
+                        if self._config.username and error.code() not in _TRANSIENT_CODES:
+                            raise PluginError(
+                                f"etcd authentication failed for user {self._config.username!r} at {link.endpoint.url}"
+                            )
+                        failures.append(f"{link.endpoint.url}: {_reason(error)}")
+                    now = time.monotonic()
+                    left = self._deadline - now
+                    pending = len(started) - len(finished)
+                    if left <= 0 or (not untried and not pending):
+                        failures += [f"{link.endpoint.url}: timed out" for link in started if not _done(link, finished)]
+                        return None
+                    if untried and (now >= next_start or not pending):
+                        link = self._open(untried.pop(0))
+                        started.append(link)
+                        probe = self._probe(link, min(self._config.request_timeout, left))
+                        probe.add_done_callback(lambda future, link=link: _finish(answered, finished, link, future))
+                        next_start = now + STAGGER
+                        continue
+                    answered.wait(left if not untried else min(left, next_start - now))
+        finally:
+            for link in started:
+                if link is not winner:
+                    link.channel.close()
+
+    def _probe(self, link: _Link, timeout: float) -> Any:
+        if self._config.username:
+            request = etcdrpc.AuthenticateRequest(name=self._config.username, password=self._config.password)
+            return link.auth.Authenticate.future(request, timeout=timeout)
+        return link.maintenance.Status.future(etcdrpc.StatusRequest(), timeout=timeout)
+
     def _rotate(self, failed: Endpoint) -> None:
         # The next connection starts with the endpoints that have not just failed.
         if failed in self._endpoints:
             self._endpoints.remove(failed)
             self._endpoints.append(failed)
+
+
+# How long one endpoint has to answer before the next is tried as well (the gateway's value).
+STAGGER = 0.25
+
+
+def _finish(answered: Any, finished: list[tuple[_Link, Any]], link: _Link, future: Any) -> None:
+    with answered:
+        finished.append((link, future))
+        answered.notify()
+
+
+def _done(link: _Link, finished: list[tuple[_Link, Any]]) -> bool:
+    return any(done is link for done, _ in finished)
 
 
 def _entries(reply: Any) -> list[Entry]:

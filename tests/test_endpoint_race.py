@@ -72,3 +72,24 @@ def test_a_refused_first_endpoint_hands_over_at_once_and_all_silent_stays_in_tot
     assert out.status == 128 and len(out.stderr.splitlines()) == 1
     assert "etcd unavailable" in out.stderr and silent_endpoint in out.stderr
     assert took < 1 + BOUND
+
+
+@pytest.mark.parametrize("transport", ["gateway", "grpc"])
+@pytest.mark.parametrize("auth", [False, True])
+def test_both_transports_race_past_a_silent_first_endpoint(
+    transport: str, auth: bool, etcd: DevEtcd, auth_etcd: DevEtcd, prefix: str, silent_endpoint: str
+) -> None:
+    from resource_extend.config import EtcdConfig
+    from tests.test_store import kv_for
+
+    server = auth_etcd if auth else etcd
+    credentials = {"username": "eru", "password": PASSWORD} if auth else {}
+    key_prefix = "/eru-auth/race" if auth else prefix
+    config = EtcdConfig(machines=(silent_endpoint, server.url), prefix=key_prefix, **credentials)  # type: ignore[arg-type]
+    kv = kv_for(transport, config)
+    started = time.monotonic()
+    kv.put(f"{key_prefix}/k", b"v")  # a write first: the race probes (Status or the token request)
+    entry = kv.get(f"{key_prefix}/k")
+    took = time.monotonic() - started
+    assert entry is not None and entry.value == b"v"
+    assert took < BOUND, f"{transport} took {took:.2f} s with a silent first endpoint"
