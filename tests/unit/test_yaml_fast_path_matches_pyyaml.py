@@ -158,7 +158,12 @@ JSON_VALUES = st.recursive(
 @st.composite
 def json_documents(draw: st.DrawFn) -> str:
     doc = draw(st.dictionaries(st.sampled_from(KEYS), JSON_VALUES, max_size=4))
-    text = json.dumps(doc, indent=draw(st.sampled_from([None, 2, "\t"])), ensure_ascii=draw(st.booleans()))
+    text = json.dumps(
+        doc,
+        indent=draw(st.sampled_from([None, 2, "\t"])),
+        ensure_ascii=draw(st.booleans()),
+        separators=draw(st.sampled_from([None, (",", ":"), (", ", ": "), (" ,", " : ")])),
+    )
     mutation = draw(st.sampled_from(["none", "none", "nan", "inf", "exp", "tab", "colon-line", "comment", "lead"]))
     if mutation == "nan":
         text = text[:-1] + (', "z": NaN}' if len(text) > 2 else '"z": NaN}')
