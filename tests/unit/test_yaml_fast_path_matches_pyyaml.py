@@ -183,7 +183,7 @@ def json_documents(draw: st.DrawFn) -> str:
 
 
 def loaders() -> list[Any]:
-    found = [yaml.SafeLoader]
+    found: list[Any] = [yaml.SafeLoader]
     if hasattr(yaml, "CSafeLoader"):
         found.append(yaml.CSafeLoader)
     return found
