@@ -351,6 +351,7 @@ def _reply(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
 
 def _explain(status: int, message: str) -> str:
     """An error answer in etcd's words, and what to change when the config is the cause."""
+    message = message.strip()
     if status == 404 and "page not found" in message:
         return (
             f"HTTP 404: {message}: this member's v3 JSON gateway is off (--enable-grpc-gateway=false); "
@@ -598,7 +599,7 @@ def _verify_failure(exc: Any, endpoint: Endpoint, config: EtcdConfig) -> str:
             "use a host name or address the certificate lists in etcd.machines"
         )
     if code in _UNTRUSTED:
-        trusted = f"the CA in etcd.ca ({config.ca})" if config.ca else "the system trust store (set etcd.ca)"
+        trusted = f"the CA in etcd.ca ({config.ca})" if config.ca else "a CA in the system trust store (set etcd.ca)"
         return f"TLS: the server's certificate is not signed by {trusted} ({message})"
     return f"TLS: certificate verify failed: {message}"
 

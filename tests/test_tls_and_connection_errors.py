@@ -101,7 +101,7 @@ def test_cert_and_key_give_a_client_certificate(tmp_path: Path, tls_etcd: tuple[
 
 def test_https_without_ca_checks_the_system_trust_store(tmp_path: Path, server_tls_etcd: DevEtcd) -> None:
     line = one_line(call(tmp_path, {"machines": [server_tls_etcd.url]}))
-    assert "not signed by the system trust store (set etcd.ca)" in line
+    assert "not signed by a CA in the system trust store (set etcd.ca)" in line
 
 
 def test_a_wrong_ca_is_named(tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]) -> None:
