@@ -283,9 +283,10 @@ class _Race:
     def _attempt(self, endpoint: Endpoint) -> None:
         try:
             found = self._kv._greet(endpoint, self._read)
-        except OSError as exc:
+        except (OSError, StoreUnavailable) as exc:  # StoreUnavailable: the call's deadline passed
+            why = self._kv._why(exc) if isinstance(exc, OSError) else "timed out"
             with self._cond:
-                self.failures.append(f"{endpoint.url}: {self._kv._why(exc)}")
+                self.failures.append(f"{endpoint.url}: {why}")
                 self._finished += 1
                 self._cond.notify()
             return
