@@ -304,6 +304,26 @@ def in_process(table: Table, profile: bool) -> str:
     return report
 
 
+def silent_first_endpoint(table: Table, etcd: DevEtcd, runs: int, work: Path) -> None:
+    """A call whose first endpoint accepts and never answers: the staggered race's cost (issue 11)."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    try:
+        cwd = work / "silent-first"
+        cwd.mkdir()
+        machines = [f"http://127.0.0.1:{silent.getsockname()[1]}", etcd.url]
+        (cwd / "gpu.yaml").write_text(json.dumps({"etcd": {"machines": machines, "prefix": "/bench"}}))
+        request = json.dumps({"nodename": "n1"}).encode()
+        command = Command("silent first", [str(ROOT / "resource-gpu"), "get-node-resource-info"], request)
+        (sample,) = side_by_side([command], str(cwd), runs)
+        table.add("gpu get-node-resource-info, silent first endpoint", sample, "", verdict(sample.median_ms, 1000))
+    finally:
+        silent.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m resource_extend.bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=15, help="measured runs per command (default 15)")
@@ -320,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             scale(table, etcd, plugins, args.runs, work)
             if "gpu" in plugins:
                 transports(table, etcd, args.runs, work)
+                silent_first_endpoint(table, etcd, args.runs, work)
         profile = in_process(table, not args.no_profile) if "storage" in plugins else ""
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,20 +1,27 @@
-"""Where the plugin's yaml is, and the few keys the plugins read from it.
+"""Where the plugin's yaml is, the few keys the plugins read from it, and their checks.
 
 The file is core's own config format; the plugins read ``etcd`` and ``scheduler`` and ignore the rest,
-so one file can serve core and its plugins.
+so one file can serve core and its plugins. Every value is checked here, when the file is loaded
+(spec decision 15), so a bad file fails every verb before stdin is read, store or no store.
+Loading runs on every call: plain classes with ``__slots__``, no imports beyond ``os`` and ``re``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
+import re
+import stat
+from typing import TYPE_CHECKING
 
 from resource_extend.errors import PluginError
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_ENV = "ERU_RESOURCE_CONFIG_PATH"
 DEFAULT_PREFIX = "/eru"
 DEFAULT_MAX_DEPLOY_COUNT = 10000
+MAX_DEPLOY_COUNT_RANGE = (1, 1_000_000)
 # Well under core's 30 s call timeout: a dead etcd must fail the call, not hang it.
 DEFAULT_DIAL_TIMEOUT = 2.0
 DEFAULT_REQUEST_TIMEOUT = 5.0
@@ -22,34 +29,105 @@ DEFAULT_TOTAL_TIMEOUT = 8.0
 # How the store reaches etcd: its v3 JSON gateway (standard library only) or native gRPC (the grpc extra).
 TRANSPORTS = ("gateway", "grpc")
 DEFAULT_TRANSPORT = "gateway"
+# A config is a few hundred bytes; a bigger file is a wrong path (a log, a device), not a config.
+MAX_CONFIG_BYTES = 1 << 20
+_INFINITY = float("inf")  # NaN fails every comparison, so 0 < x < inf refuses it too
+
+# The keys core's own config has under these sections (read by core, ignored here) and ours.
+ETCD_KEYS = (
+    "machines", "prefix", "lock_prefix", "ca", "cert", "key", "auth",
+    "transport", "dial_timeout", "request_timeout", "total_timeout",
+)  # fmt: skip
+AUTH_KEYS = ("username", "password")
+SCHEDULER_KEYS = ("max_deploy_count", "maxshare", "sharebase")
+
+# http(s)://host[:port][/]: the scheme decides TLS, so it is required (decision 15).
+_URL = re.compile(
+    r"(?P<scheme>[Hh][Tt][Tt][Pp][Ss]?)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^/:\[\]\s@?#]+)(?::(?P<port>[0-9]{1,5}))?/?\Z"
+)
 
 
-@dataclass(frozen=True)
-class EtcdConfig:
-    machines: tuple[str, ...]
-    prefix: str = DEFAULT_PREFIX
-    ca: str = ""
-    cert: str = ""
-    key: str = ""
-    username: str = ""
-    password: str = field(default="", repr=False)
-    dial_timeout: float = DEFAULT_DIAL_TIMEOUT
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
-    total_timeout: float = DEFAULT_TOTAL_TIMEOUT
-    transport: str = DEFAULT_TRANSPORT
+class Endpoint:
+    """One etcd client URL, split once at load."""
+
+    __slots__ = ("host", "port", "scheme", "url")
+
+    def __init__(self, url: str, scheme: str, host: str, port: int) -> None:
+        self.url, self.scheme, self.host, self.port = url, scheme, host, port
 
     @property
     def tls(self) -> bool:
-        # As in the reference, TLS is configured only when all three files are given.
-        return bool(self.ca and self.cert and self.key)
+        return self.scheme == "https"
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.url!r})"
 
 
-@dataclass(frozen=True)
+class EtcdConfig:
+    """The ``etcd`` section. TLS follows each endpoint's scheme: ``https://`` is TLS, checked against
+    ``ca`` when set (else the system trust store), with a client certificate when ``cert`` and ``key``
+    are set; ``http://`` is plain, as etcd's Go client does."""
+
+    __slots__ = (
+        "ca",
+        "cert",
+        "dial_timeout",
+        "endpoints",
+        "key",
+        "machines",
+        "password",
+        "prefix",
+        "request_timeout",
+        "total_timeout",
+        "transport",
+        "username",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        machines: tuple[str, ...],
+        prefix: str = DEFAULT_PREFIX,
+        ca: str = "",
+        cert: str = "",
+        key: str = "",
+        username: str = "",
+        password: str = "",
+        dial_timeout: float = DEFAULT_DIAL_TIMEOUT,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
+        transport: str = DEFAULT_TRANSPORT,
+    ) -> None:
+        self.machines = machines
+        self.endpoints = tuple(parse_endpoint(url) for url in machines)
+        self.prefix, self.ca, self.cert, self.key = prefix, ca, cert, key
+        self.username, self.password = username, password
+        self.dial_timeout, self.request_timeout, self.total_timeout = dial_timeout, request_timeout, total_timeout
+        self.transport = transport
+
+    @property
+    def client_certificate(self) -> bool:
+        return bool(self.cert and self.key)
+
+    def __repr__(self) -> str:  # never the password
+        return f"EtcdConfig(machines={self.machines!r}, prefix={self.prefix!r}, username={self.username!r})"
+
+
 class Config:
-    path: str
-    etcd: EtcdConfig
-    max_deploy_count: int = DEFAULT_MAX_DEPLOY_COUNT
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    __slots__ = ("etcd", "max_deploy_count", "path", "raw")
+
+    def __init__(
+        self, path: str, etcd: EtcdConfig, max_deploy_count: int = DEFAULT_MAX_DEPLOY_COUNT, raw: Any = None
+    ) -> None:
+        self.path, self.etcd, self.max_deploy_count = path, etcd, max_deploy_count
+        self.raw: dict[str, Any] = raw if raw is not None else {}
+
+
+def parse_endpoint(url: str) -> Endpoint:
+    match = _URL.match(url)
+    port = int(match["port"]) if match and match["port"] else 2379
+    if match is None or not 0 < port < 65536 or match["host"] in ("", "[]"):
+        raise PluginError(f"etcd.machines: {url!r} is not an http://host[:port] or https://host[:port] URL")
+    return Endpoint(url, match["scheme"].lower(), match["host"].strip("[]"), port)
 
 
 def config_path(plugin: str, flag_value: str | None) -> str:
@@ -65,34 +143,56 @@ def config_path(plugin: str, flag_value: str | None) -> str:
 def load(plugin: str, flag_value: str | None = None) -> Config:
     path = config_path(plugin, flag_value)
     try:
-        with open(path, "rb") as handle:
-            text = handle.read()
+        text = _read(path)
     except FileNotFoundError:
         raise PluginError(
             f"config {path}: file not found (Machines is required, but blank): "
             f"pass --config, set {CONFIG_ENV}, or put {plugin}.yaml in the working directory"
         ) from None
     except OSError as exc:
-        raise PluginError(f"config {path}: cannot read: {exc.strerror}") from None
-    return parse(path, _load_yaml(path, text))
+        raise PluginError(f"config {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return parse(path, _load_yaml(path, text))
+    except PluginError as exc:
+        message = str(exc)
+        raise PluginError(message if message.startswith("config ") else f"config {path}: {message}") from None
+
+
+def _read(path: str) -> bytes:
+    """The file's bytes, if it is a regular file of at most MAX_CONFIG_BYTES.
+
+    O_NONBLOCK so that opening a FIFO does not wait for a writer; fstat on the opened descriptor, so
+    what is checked is what is read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PluginError(f"config {path}: not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise PluginError(f"config {path}: {info.st_size} bytes; a config holds at most {MAX_CONFIG_BYTES}")
+        chunks, size = [], 0
+        while size <= MAX_CONFIG_BYTES:
+            chunk = os.read(fd, MAX_CONFIG_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_CONFIG_BYTES:  # grew while we read it
+            raise PluginError(f"config {path}: more than {MAX_CONFIG_BYTES} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _load_yaml(path: str, text: bytes) -> Any:
-    """JSON (which is YAML) or the simple YAML configs use, without PyYAML; else PyYAML's C loader."""
+    """The small subset yamlsubset reads exactly as PyYAML does, without PyYAML; else PyYAML's loader."""
     try:
-        decoded = text.decode("utf-8")
+        decoded = text.decode("ascii")
     except UnicodeDecodeError:
         decoded = None
     if decoded is not None:
         from resource_extend import yamlsubset
 
-        if decoded.lstrip().startswith("{"):
-            import json
-
-            try:
-                return json.loads(decoded)
-            except ValueError:
-                pass
         try:
             return yamlsubset.parse(decoded)
         except yamlsubset.Unsupported:
@@ -110,12 +210,12 @@ def _load_yaml(path: str, text: bytes) -> Any:
 
 
 def parse(path: str, doc: Any) -> Config:
-    """Turn a loaded yaml document into a Config, with the reference loader's required-field texts."""
+    """Turn a loaded yaml document into a checked Config, with the reference loader's required-field texts."""
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
         raise PluginError(f"config {path}: the top level must be a mapping")
-    etcd = _section(path, doc, "etcd")
+    etcd = _section(path, doc, "etcd", ETCD_KEYS)
     machines = etcd.get("machines")
     if isinstance(machines, str):
         machines = [machines]
@@ -130,23 +230,34 @@ def parse(path: str, doc: Any) -> Config:
         raise PluginError(f"config {path}: etcd.prefix must be a string")
     if prefix == "":
         raise PluginError(f"config {path}: etcd.prefix: Prefix is required, but blank")
-    auth = _section(path, etcd, "auth", "etcd.")
+    auth = _section(path, etcd, "auth", AUTH_KEYS, "etcd.")
     transport = etcd.get("transport", DEFAULT_TRANSPORT)
     if transport is None:
         transport = DEFAULT_TRANSPORT
     if transport not in TRANSPORTS:
         raise PluginError(f"config {path}: etcd.transport: {transport!r} is not one of: {', '.join(TRANSPORTS)}")
-    scheduler = _section(path, doc, "scheduler")
+    scheduler = _section(path, doc, "scheduler", SCHEDULER_KEYS)
+    ca, cert, key = (_text(path, etcd, name, "etcd.") for name in ("ca", "cert", "key"))
+    if bool(cert) != bool(key):
+        given, missing = ("cert", "key") if cert else ("key", "cert")
+        raise PluginError(
+            f"config {path}: etcd.{given} is set without etcd.{missing}: a client certificate needs both "
+            "(for server-only TLS set just etcd.ca)"
+        )
+    username = _text(path, auth, "username", "etcd.auth.")
+    password = _text(path, auth, "password", "etcd.auth.")
+    if password and not username:
+        raise PluginError(f"config {path}: etcd.auth.password is set without etcd.auth.username")
     return Config(
         path=path,
         etcd=EtcdConfig(
             machines=tuple(machines),
             prefix=prefix,
-            ca=_text(path, etcd, "ca", "etcd."),
-            cert=_text(path, etcd, "cert", "etcd."),
-            key=_text(path, etcd, "key", "etcd."),
-            username=_text(path, auth, "username", "etcd.auth."),
-            password=_text(path, auth, "password", "etcd.auth."),
+            ca=ca,
+            cert=cert,
+            key=key,
+            username=username,
+            password=password,
             dial_timeout=_seconds(path, etcd, "dial_timeout", DEFAULT_DIAL_TIMEOUT),
             request_timeout=_seconds(path, etcd, "request_timeout", DEFAULT_REQUEST_TIMEOUT),
             total_timeout=_seconds(path, etcd, "total_timeout", DEFAULT_TOTAL_TIMEOUT),
@@ -157,13 +268,41 @@ def parse(path: str, doc: Any) -> Config:
     )
 
 
-def _section(path: str, doc: dict[str, Any], key: str, parent: str = "") -> dict[str, Any]:
+def _section(path: str, doc: dict[str, Any], key: str, known: tuple[str, ...], parent: str = "") -> dict[str, Any]:
     value = doc.get(key)
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise PluginError(f"config {path}: {parent}{key} must be a mapping")
+    for name in value:
+        if name not in known:
+            hint = _near(name, known)
+            raise PluginError(
+                f"config {path}: {parent}{key}.{name}: unknown key"
+                + (f" (did you mean {parent}{key}.{hint}?)" if hint else f" (known: {', '.join(known)})")
+            )
     return value
+
+
+def _near(name: Any, known: tuple[str, ...]) -> str | None:
+    """The known key one or two edits away from ``name`` (a typo, a dropped or doubled letter)."""
+    if not isinstance(name, str):
+        return None
+    best: tuple[int, str] | None = None
+    for candidate in known:
+        distance = _edits(name.lower(), candidate)
+        if distance <= 2 and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best else None
+
+
+def _edits(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+    return row[-1]
 
 
 def _text(path: str, doc: dict[str, Any], key: str, parent: str) -> str:
@@ -179,8 +318,8 @@ def _seconds(path: str, doc: dict[str, Any], key: str, default: float) -> float:
     value = doc.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise PluginError(f"config {path}: etcd.{key} must be a positive number of seconds")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < _INFINITY:
+        raise PluginError(f"config {path}: etcd.{key}: {value!r} is not a finite number of seconds > 0")
     return float(value)
 
 
@@ -188,6 +327,7 @@ def _count(path: str, doc: dict[str, Any], key: str, default: int) -> int:
     value = doc.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PluginError(f"config {path}: scheduler.{key} must be an integer")
+    low, high = MAX_DEPLOY_COUNT_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise PluginError(f"config {path}: scheduler.{key}: {value!r} is not an integer in {low}..{high}")
     return value

@@ -62,18 +62,25 @@ class DevEtcd:
     """One single-member etcd; use as a context manager or call start()/stop()."""
 
     def __init__(
-        self, extra_args: tuple[str, ...] = (), tls: tuple[str, str, str] | None = None, probe: str = "gateway"
+        self,
+        extra_args: tuple[str, ...] = (),
+        tls: tuple[str, str, str] | None = None,
+        probe: str = "gateway",
+        verify: bool = True,
     ) -> None:
         """``tls`` = (ca, cert, key) PEM files: serve https and require client certificates signed by ca.
 
         ``probe`` is how start() knows etcd serves: "gateway" reads a key through the v3 JSON gateway;
         "health" asks ``/health``, which etcd serves even with ``--enable-grpc-gateway=false``.
+        ``verify=False``: this helper's own requests skip certificate checks, for a server whose
+        certificate is meant to fail them (expired, another host name).
         """
         if probe not in ("gateway", "health"):
             raise ValueError(f"probe must be 'gateway' or 'health', not {probe!r}")
         self.extra_args = extra_args
         self.tls = tls
         self.probe = probe
+        self.verify = verify
         self.dir = ""
         self.port = 0
         self.url = ""
@@ -157,6 +164,9 @@ class DevEtcd:
 
             context = ssl.create_default_context(cafile=self.tls[0])
             context.load_cert_chain(self.tls[1], self.tls[2])
+            if not self.verify:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
         with urllib.request.urlopen(request, timeout=10, context=context) as reply:  # loopback only
             doc: dict[str, Any] = json.loads(reply.read() or b"{}")
             return doc

@@ -16,9 +16,9 @@ import re
 import time
 from typing import Any, Callable
 
-from resource_extend.config import EtcdConfig
+from resource_extend.config import Endpoint, EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
-from resource_extend.kv import MAX_ATTEMPTS, Entry, _Endpoint, prefix_end
+from resource_extend.kv import MAX_ATTEMPTS, Entry, prefix_end
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
 # operator asks for its logs. This has to happen before grpc is imported.
@@ -70,11 +70,12 @@ def _options(config: EtcdConfig) -> list[tuple[str, int]]:
 class _Link:
     """One endpoint's channel, its stubs and its auth token. Channels connect on their first request."""
 
-    def __init__(self, endpoint: _Endpoint, channel: grpc.Channel) -> None:
+    def __init__(self, endpoint: Endpoint, channel: grpc.Channel) -> None:
         self.endpoint = endpoint
         self.channel = channel
         self.kv: Any = etcdrpc.KVStub(channel)
         self.auth: Any = etcdrpc.AuthStub(channel)
+        self.maintenance: Any = etcdrpc.MaintenanceStub(channel)
         self.metadata: tuple[tuple[str, str], ...] = ()
 
 
@@ -83,7 +84,7 @@ class GrpcKV:
 
     def __init__(self, config: EtcdConfig) -> None:
         self._config = config
-        self._endpoints = [_Endpoint.parse(url) for url in config.machines]
+        self._endpoints = list(config.endpoints)
         self._link: _Link | None = None
         self._credentials: grpc.ChannelCredentials | None = None
         self._deadline = 0.0
@@ -137,7 +138,14 @@ class GrpcKV:
                         failures.append("timed out")
                     tried = ", ".join(e.url for e in self._endpoints)
                     raise StoreUnavailable(f"etcd unavailable (tried {tried}): {'; '.join(failures)}")
-                link = self._link = self._open(untried.pop(0))
+                if len(untried) > 1:
+                    # As GatewayKV: a staggered race, so a silent member costs STAGGER, not dial_timeout.
+                    raced = self._race(untried, failures)
+                    if raced is None:
+                        continue  # every endpoint started has failed: the check above reports it
+                    link = self._link = raced
+                else:
+                    link = self._link = self._open(untried.pop(0))
             try:
                 return self._invoke(link, method, request)
             except grpc.RpcError as exc:
@@ -182,12 +190,12 @@ class GrpcKV:
             raise StoreUnavailable("etcd unavailable: timed out")
         return min(self._config.request_timeout, left)
 
-    def _open(self, endpoint: _Endpoint) -> _Link:
-        # _Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
+    def _open(self, endpoint: Endpoint) -> _Link:
+        # Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
         target = f"{host}:{endpoint.port}"
         options = _options(self._config)
-        if endpoint.scheme == "https" or self._config.tls:
+        if endpoint.tls:
             return _Link(endpoint, grpc.secure_channel(target, self._tls(), options=options))
         return _Link(endpoint, grpc.insecure_channel(target, options=options))
 
@@ -195,7 +203,7 @@ class GrpcKV:
         if self._credentials is None:
             root = _read(self._config.ca, "etcd.ca") if self._config.ca else None
             key = chain = None
-            if self._config.cert and self._config.key:
+            if self._config.client_certificate:
                 chain = _read(self._config.cert, "etcd.cert")
                 key = _read(self._config.key, "etcd.key")
             self._credentials = grpc.ssl_channel_credentials(root, key, chain)
@@ -217,11 +225,80 @@ class GrpcKV:
             raise PluginError(f"etcd authentication at {link.endpoint.url} returned no token")
         link.metadata = (("token", token),)
 
-    def _rotate(self, failed: _Endpoint) -> None:
+    def _race(self, untried: list[Endpoint], failures: list[str]) -> _Link | None:
+        """Start a probe on each endpoint in turn, the next one STAGGER after the last or at once when
+        every started probe has failed; the first probe answered wins and the other channels close.
+        The probe is the authentication when a user is configured (its token is kept), else a Status
+        request: either way the endpoint has replied, not merely accepted a connection."""
+        import threading  # only a first connection with several endpoints pays for it
+
+        answered = threading.Condition()
+        finished: list[tuple[_Link, Any]] = []
+        started: list[_Link] = []
+        winner: _Link | None = None
+        judged = 0  # finished[:judged] have been looked at
+        next_start = time.monotonic()
+        try:
+            with answered:
+                while True:
+                    while judged < len(finished):
+                        link, future = finished[judged]
+                        judged += 1
+                        error = future.exception()
+                        if error is None:
+                            winner = link
+                            token = getattr(future.result(), "token", "")
+                            link.metadata = (("token", token),) if self._config.username else ()
+                            return winner
+                        if self._config.username and error.code() not in _TRANSIENT_CODES:
+                            raise PluginError(
+                                f"etcd authentication failed for user {self._config.username!r} at {link.endpoint.url}"
+                            )
+                        failures.append(f"{link.endpoint.url}: {_reason(error)}")
+                    now = time.monotonic()
+                    left = self._deadline - now
+                    pending = len(started) - len(finished)
+                    if left <= 0 or (not untried and not pending):
+                        failures += [f"{link.endpoint.url}: timed out" for link in started if not _done(link, finished)]
+                        return None
+                    if untried and (now >= next_start or not pending):
+                        link = self._open(untried.pop(0))
+                        started.append(link)
+                        probe = self._probe(link, min(self._config.request_timeout, left))
+                        probe.add_done_callback(lambda future, link=link: _finish(answered, finished, link, future))
+                        next_start = now + STAGGER
+                        continue
+                    answered.wait(left if not untried else min(left, next_start - now))
+        finally:
+            for link in started:
+                if link is not winner:
+                    link.channel.close()
+
+    def _probe(self, link: _Link, timeout: float) -> Any:
+        if self._config.username:
+            request = etcdrpc.AuthenticateRequest(name=self._config.username, password=self._config.password)
+            return link.auth.Authenticate.future(request, timeout=timeout)
+        return link.maintenance.Status.future(etcdrpc.StatusRequest(), timeout=timeout)
+
+    def _rotate(self, failed: Endpoint) -> None:
         # The next connection starts with the endpoints that have not just failed.
         if failed in self._endpoints:
             self._endpoints.remove(failed)
             self._endpoints.append(failed)
+
+
+# How long one endpoint has to answer before the next is tried as well (the gateway's value).
+STAGGER = 0.25
+
+
+def _finish(answered: Any, finished: list[tuple[_Link, Any]], link: _Link, future: Any) -> None:
+    with answered:
+        finished.append((link, future))
+        answered.notify()
+
+
+def _done(link: _Link, finished: list[tuple[_Link, Any]]) -> bool:
+    return any(done is link for done, _ in finished)
 
 
 def _entries(reply: Any) -> list[Entry]:

@@ -81,14 +81,14 @@ def sides(plugin: str) -> dict[str, Any]:
 
 
 def test_transport_defaults_to_gateway_and_accepts_grpc() -> None:
-    assert config.parse("x", {"etcd": {"machines": ["m"]}}).etcd.transport == "gateway"
-    assert config.parse("x", {"etcd": {"machines": ["m"], "transport": "grpc"}}).etcd.transport == "grpc"
+    assert config.parse("x", {"etcd": {"machines": ["http://m"]}}).etcd.transport == "gateway"
+    assert config.parse("x", {"etcd": {"machines": ["http://m"], "transport": "grpc"}}).etcd.transport == "grpc"
 
 
 @pytest.mark.parametrize("value", ["http", "GRPC", 1, ["grpc"]])
 def test_an_unknown_transport_is_a_clear_config_error(value: Any) -> None:
     with pytest.raises(PluginError, match=r"etcd\.transport: .* is not one of: gateway, grpc"):
-        config.parse("x", {"etcd": {"machines": ["m"], "transport": value}})
+        config.parse("x", {"etcd": {"machines": ["http://m"], "transport": value}})
 
 
 def test_the_gateway_path_never_imports_grpc(etcd: DevEtcd, prefix: str) -> None:

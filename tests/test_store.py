@@ -177,22 +177,23 @@ def _b64(text: str) -> str:
 @pytest.mark.parametrize(
     ("url", "scheme", "host", "port"),
     [("http://127.0.0.1:2379", "http", "127.0.0.1", 2379), ("https://etcd.example:443/", "https", "etcd.example", 443),
-     ("10.0.0.1:2380", "http", "10.0.0.1", 2380), ("http://[::1]:2379", "http", "::1", 2379),
+     ("HTTP://10.0.0.1:2380", "http", "10.0.0.1", 2380), ("http://[::1]:2379", "http", "::1", 2379),
      ("http://etcd", "http", "etcd", 2379)],
 )  # fmt: skip
 def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str, host: str, port: int) -> None:
-    from resource_extend.kv import _Endpoint
+    from resource_extend.config import parse_endpoint
 
-    endpoint = _Endpoint.parse(url)
+    endpoint = parse_endpoint(url)
     assert (endpoint.scheme, endpoint.host, endpoint.port) == (scheme, host, port)
 
 
-@pytest.mark.parametrize("url", ["ftp://x:1", "http://x:99999", "http://", "http://a b:1"])
+# Decision 15: the scheme is required (it decides TLS), so a bare host:port is refused too.
+@pytest.mark.parametrize("url", ["ftp://x:1", "http://x:99999", "http://", "http://a b:1", "10.0.0.1:2380"])
 def test_malformed_endpoints_are_a_config_error(url: str) -> None:
-    from resource_extend.kv import _Endpoint
+    from resource_extend.config import parse_endpoint
 
     with pytest.raises(PluginError, match=r"etcd\.machines"):
-        _Endpoint.parse(url)
+        parse_endpoint(url)
 
 
 class LostAnswers(GatewayKV):

@@ -22,7 +22,7 @@ def test_defaults_apply_to_a_minimal_file() -> None:
     loaded = config.parse("x", {"etcd": {"machines": ["http://127.0.0.1:2379"]}})
     assert loaded.etcd.prefix == "/eru"
     assert loaded.max_deploy_count == 10000
-    assert not loaded.etcd.tls
+    assert not any(e.tls for e in loaded.etcd.endpoints) and not loaded.etcd.client_certificate
 
 
 def test_missing_machines_uses_the_reference_text() -> None:
@@ -32,7 +32,7 @@ def test_missing_machines_uses_the_reference_text() -> None:
 
 def test_explicit_empty_prefix_is_an_error() -> None:
     with pytest.raises(PluginError, match="Prefix is required, but blank"):
-        config.parse("x", {"etcd": {"machines": ["m"], "prefix": ""}})
+        config.parse("x", {"etcd": {"machines": ["http://m"], "prefix": ""}})
 
 
 def test_missing_file_names_the_file_and_the_missing_machines(tmp_path: Path) -> None:
@@ -47,15 +47,18 @@ def test_invalid_yaml_names_the_line(tmp_path: Path) -> None:
         config.load("gpu", str(path))
 
 
-def test_tls_needs_all_three_files() -> None:
-    partial = config.parse("x", {"etcd": {"machines": ["m"], "ca": "ca.pem", "cert": "c.pem"}})
-    assert not partial.etcd.tls
-    full = config.parse("x", {"etcd": {"machines": ["m"], "ca": "a", "cert": "b", "key": "c"}})
-    assert full.etcd.tls
+def test_the_scheme_decides_tls_and_cert_with_key_a_client_certificate(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    server_only = config.parse("x", {"etcd": {"machines": ["https://a", "http://b"], "ca": str(ca)}})
+    assert [e.tls for e in server_only.etcd.endpoints] == [True, False]
+    assert not server_only.etcd.client_certificate
+    both = config.parse("x", {"etcd": {"machines": ["https://a"], "cert": str(ca), "key": str(ca)}})
+    assert both.etcd.client_certificate
 
 
 def test_password_is_not_in_the_repr() -> None:
-    loaded = config.parse("x", {"etcd": {"machines": ["m"], "auth": {"username": "u", "password": "s3cret"}}})
+    loaded = config.parse("x", {"etcd": {"machines": ["http://m"], "auth": {"username": "u", "password": "s3cret"}}})
     assert "s3cret" not in repr(loaded.etcd)
 
 

@@ -1,0 +1,180 @@
+"""TLS as documented (docs/configuration.md), and connection errors that name their fix, against real etcds.
+
+The matrix: server-only TLS (``ca`` alone), client certificates, a wrong CA, an expired server
+certificate, a wrong host name, missing files, half a cert/key pair, http:// to a TLS member, https://
+to a plain one, a member without the JSON gateway, auth enabled without credentials. Each failure is
+one stderr line that says which of these it is.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend.conformance import Outcome, run_plugin
+from resource_extend.devetcd import DevEtcd
+from tests.conftest import executable
+
+REQUEST = {"nodenames": ["n1"]}
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    import trustme
+
+    folder = tmp_path_factory.mktemp("pki")
+    ca = trustme.CA()
+    past = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=30)
+    certs = {
+        "server": ca.issue_cert("127.0.0.1"),  # not "localhost": a wrong host name for the same member
+        "expired": ca.issue_cert("127.0.0.1", not_before=past, not_after=past + datetime.timedelta(days=1)),
+    }
+    files = {"ca": str(folder / "ca.pem")}
+    ca.cert_pem.write_to_path(files["ca"])
+    for name, cert in certs.items():
+        files[name] = str(folder / f"{name}.pem")
+        files[f"{name}-key"] = str(folder / f"{name}-key.pem")
+        cert.cert_chain_pems[0].write_to_path(files[name])
+        cert.private_key_pem.write_to_path(files[f"{name}-key"])
+    return files
+
+
+@pytest.fixture(scope="module")
+def server_tls_etcd(pki: dict[str, str]) -> Iterator[DevEtcd]:
+    """https without client certificates: the later flags win over DevEtcd's (etcd asks for a client
+    certificate whenever it has a trusted CA file)."""
+    tls = (pki["ca"], pki["server"], pki["server-key"])
+    with DevEtcd(extra_args=("--client-cert-auth=false", "--trusted-ca-file="), tls=tls) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def expired_etcd(pki: dict[str, str]) -> Iterator[DevEtcd]:
+    tls = (pki["ca"], pki["expired"], pki["expired-key"])
+    with DevEtcd(extra_args=("--client-cert-auth=false", "--trusted-ca-file="), tls=tls, verify=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gateway_off_etcd() -> Iterator[DevEtcd]:
+    with DevEtcd(extra_args=("--enable-grpc-gateway=false",), probe="health") as server:
+        yield server
+
+
+def call(tmp_path: Path, etcd: dict[str, Any]) -> Outcome:
+    (tmp_path / "gpu.yaml").write_text(json.dumps({"etcd": {"total_timeout": 3, **etcd}}))
+    return run_plugin(executable("gpu"), "get-nodes-resource-info", json.dumps(REQUEST).encode(), str(tmp_path))
+
+
+def works(out: Outcome) -> None:
+    assert out.status == 0 and out.stderr == "", out
+
+
+def one_line(out: Outcome) -> str:
+    assert out.status == 128 and out.stdout == "", out
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    return lines[0]
+
+
+# -- what works -----------------------------------------------------------------------------------------
+
+
+def test_ca_alone_is_server_only_tls(tmp_path: Path, server_tls_etcd: DevEtcd, pki: dict[str, str]) -> None:
+    works(call(tmp_path, {"machines": [server_tls_etcd.url], "ca": pki["ca"]}))
+
+
+def test_cert_and_key_give_a_client_certificate(tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]) -> None:
+    etcd, files = tls_etcd
+    works(
+        call(tmp_path, {"machines": [etcd.url], "ca": files["ca"], "cert": files["client"], "key": files["client-key"]})
+    )
+
+
+# -- what fails, and says why -----------------------------------------------------------------------------
+
+
+def test_https_without_ca_checks_the_system_trust_store(tmp_path: Path, server_tls_etcd: DevEtcd) -> None:
+    line = one_line(call(tmp_path, {"machines": [server_tls_etcd.url]}))
+    assert "not signed by a CA in the system trust store (set etcd.ca)" in line
+
+
+def test_a_wrong_ca_is_named(tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]) -> None:
+    etcd, files = tls_etcd
+    line = one_line(
+        call(
+            tmp_path,
+            {"machines": [etcd.url], "ca": files["bad-ca"], "cert": files["client"], "key": files["client-key"]},
+        )
+    )
+    assert f"not signed by the CA in etcd.ca ({files['bad-ca']})" in line and etcd.url in line
+
+
+def test_an_expired_server_certificate_is_named(tmp_path: Path, expired_etcd: DevEtcd, pki: dict[str, str]) -> None:
+    line = one_line(call(tmp_path, {"machines": [expired_etcd.url], "ca": pki["ca"]}))
+    assert "the server's certificate has expired" in line
+
+
+def test_a_wrong_host_name_is_named(tmp_path: Path, server_tls_etcd: DevEtcd, pki: dict[str, str]) -> None:
+    url = server_tls_etcd.url.replace("127.0.0.1", "localhost")
+    line = one_line(call(tmp_path, {"machines": [url], "ca": pki["ca"]}))
+    assert "does not name host 'localhost'" in line
+
+
+def test_a_missing_client_certificate_is_named(tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]) -> None:
+    etcd, files = tls_etcd
+    line = one_line(call(tmp_path, {"machines": [etcd.url], "ca": files["ca"]}))
+    assert "requires a client certificate: set etcd.cert and etcd.key" in line
+
+
+@pytest.mark.parametrize("key", ["ca", "cert", "key"])
+def test_a_missing_file_names_its_key_and_path(
+    key: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]
+) -> None:
+    etcd, files = tls_etcd
+    settings = {"machines": [etcd.url], "ca": files["ca"], "cert": files["client"], "key": files["client-key"]}
+    settings[key] = str(tmp_path / "missing.pem")
+    line = one_line(call(tmp_path, settings))
+    assert f"etcd.{key}: {tmp_path / 'missing.pem'}: no such file" in line
+
+
+@pytest.mark.parametrize(("given", "missing"), [("cert", "key"), ("key", "cert")])
+def test_half_a_pair_is_refused_at_load(
+    given: str, missing: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]
+) -> None:
+    etcd, files = tls_etcd
+    line = one_line(
+        call(tmp_path, {"machines": [etcd.url], "ca": files["ca"], given: files[f"client{'-key' * (given == 'key')}"]})
+    )
+    assert f"etcd.{given} is set without etcd.{missing}" in line
+
+
+def test_http_to_a_tls_member_suggests_https_and_names_the_endpoint_once(
+    tmp_path: Path, server_tls_etcd: DevEtcd
+) -> None:
+    url = server_tls_etcd.url.replace("https://", "http://")
+    line = one_line(call(tmp_path, {"machines": [url]}))
+    assert "this member serves TLS: use https://" in line
+    assert line.count(url) == 1, line
+
+
+def test_https_to_a_plain_member_suggests_http(tmp_path: Path, etcd: DevEtcd) -> None:
+    line = one_line(call(tmp_path, {"machines": [etcd.url.replace("http://", "https://")]}))
+    assert "does not serve TLS: use http://" in line
+
+
+def test_a_member_without_the_json_gateway_points_to_the_grpc_transport(
+    tmp_path: Path, gateway_off_etcd: DevEtcd
+) -> None:
+    line = one_line(call(tmp_path, {"machines": [gateway_off_etcd.url]}))
+    assert "404 page not found" in line and "gateway is off" in line and "etcd.transport: grpc" in line
+
+
+def test_auth_without_credentials_names_the_keys_to_set(tmp_path: Path, auth_etcd: DevEtcd) -> None:
+    line = one_line(call(tmp_path, {"machines": [auth_etcd.url], "prefix": "/eru-auth"}))
+    assert "user name is empty" in line and "set etcd.auth.username and etcd.auth.password" in line
