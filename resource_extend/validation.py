@@ -8,7 +8,7 @@ first use with fastjsonschema instead. tests/ prove both agree with the ``jsonsc
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from resource_extend.errors import PluginError
 
@@ -22,6 +22,13 @@ def schema_dir() -> Path:
     """build.py copies schemas/ into the package as _schemas; a source checkout reads them in place."""
     from pathlib import Path  # a call never needs it: only help and source checkouts read schema files
 
+    loader = globals().get("__loader__")
+    archive = getattr(loader, "archive", None)  # a zipimporter: the executable runs from its archive
+    if archive is not None:
+        import zipfile
+
+        # zipfile.Path reads like a Path (/, read_text, glob), which is all schemabundle asks of one.
+        return cast("Path", zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/"))
     package = Path(__file__).resolve().parent
     return package / "_schemas" if (package / "_schemas").is_dir() else package.parent / "schemas"
 
