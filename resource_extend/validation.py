@@ -8,7 +8,7 @@ first use with fastjsonschema instead. tests/ prove both agree with the ``jsonsc
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable
 
 from resource_extend.errors import PluginError
 
@@ -28,7 +28,8 @@ def schema_dir() -> Path:
         import zipfile
 
         # zipfile.Path reads like a Path (/, read_text, glob), which is all schemabundle asks of one.
-        return cast("Path", zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/"))
+        found: Path = zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/")  # type: ignore[assignment]
+        return found
     package = Path(__file__).resolve().parent
     return package / "_schemas" if (package / "_schemas").is_dir() else package.parent / "schemas"
 
