@@ -55,12 +55,13 @@ from {module} import {function}
 
 # The __main__ of a build with compiled extensions (--grpc: grpcio), which must be files to be loaded. The
 # archive is unpacked once per build id under $SHIV_ROOT, ~/.shiv or $TMPDIR/resource-extend-<uid>, and every
-# call first proves that no other user can have written what it imports: the root and everything below it
-# is a real directory (opened with O_NOFOLLOW) owned by the caller with no group or other write bit, and
-# every directory above it belongs to root or the caller and is not writable by others unless sticky (/tmp).
-# Otherwise the call is refused with one line, exit 128. A new build is unpacked into a private temporary
-# directory and renamed into place (simultaneous first calls: one rename wins, the others use its result),
-# then all but this build and the newest one before it are removed.
+# call first proves that no other user can have written what it imports: the root, the build's directory and
+# its site-packages are real directories (opened with O_NOFOLLOW) owned by the caller with no group or other
+# write bit, and every directory above the root belongs to root or the caller and is not writable by others
+# unless sticky (/tmp). What lies below was written by the caller alone: a new build is unpacked with umask
+# 077 into a private temporary directory (0700) that is then renamed into place (simultaneous first calls:
+# one rename wins, the others use its result). Anything else refuses the call with one line, exit 128. A
+# fresh unpack removes all but this build and the newest one before it.
 BOOT_EXTRACTING = """\
 # -*- coding: utf-8 -*-
 # Written by build.py: unpacks the compiled extensions this build needs into a directory only the caller
