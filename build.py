@@ -405,7 +405,10 @@ def rewrite_main(
             for info in src.infolist():
                 if info.filename.startswith("_bootstrap/"):
                     continue  # shiv's extraction code: neither of our __main__ runs it
-                dst.writestr(info, boot if info.filename == "__main__.py" else src.read(info))
+                if info.filename == "__main__.py":
+                    dst.writestr(info, boot, compress_type=zipfile.ZIP_STORED)
+                else:
+                    dst.writestr(info, src.read(info))
             for pyc in sorted(site.rglob("*.pyc")) if site is not None else ():
                 assert site is not None
                 relative = pyc.relative_to(site)
@@ -415,7 +418,8 @@ def rewrite_main(
                     relative = relative.parent.parent / (pyc.name.split(".")[0] + ".pyc")
                 entry = zipfile.ZipInfo(f"site-packages/{relative.as_posix()}", (1980, 1, 1, 0, 0, 0))
                 entry.external_attr = 0o644 << 16
-                dst.writestr(entry, pyc.read_bytes(), compress_type=zipfile.ZIP_DEFLATED)
+                # Stored, not deflated: a call reads ~100 of them, and inflating costs more than the bytes.
+                dst.writestr(entry, pyc.read_bytes(), compress_type=zipfile.ZIP_STORED)
     tmp.chmod(0o755)
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
 

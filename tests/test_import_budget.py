@@ -35,9 +35,9 @@ def _budget(table: str) -> dict[str, str]:
 
 BUDGET = _budget(
     """
-runpy: how the interpreter runs a zipapp's __main__ (zlib: the archive is deflated)
+runpy: how the interpreter runs a zipapp's __main__
     runpy importlib importlib._abc importlib._bootstrap importlib._bootstrap_external importlib.machinery
-    importlib.util warnings types zlib contextlib functools _functools collections _collections itertools
+    importlib.util warnings types contextlib functools _functools collections _collections itertools
     keyword operator _operator reprlib
 the entry modules
     plugins plugins.gpu plugins.storage
