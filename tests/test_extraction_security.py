@@ -362,3 +362,12 @@ def test_simultaneous_first_runs_of_an_extracting_build_all_succeed(fake_build: 
     assert [p.returncode for p in procs] == [0] * 12, results
     assert all(err == b"" and out.startswith(b"one ") for out, err in results)
     assert [p.name for p in root.iterdir()] == [f"resource-fake_{build_id_of(fake_build)}"]  # no temporaries left
+
+
+@needs_system_python
+def test_an_extracting_build_with_nowhere_to_unpack_fails_with_one_line(fake_build: Path, shared: Path) -> None:
+    closed = shared.parent / "closed"
+    closed.mkdir(mode=0o755)  # root's: nobody cannot create its root there, and HOME is unset
+    line = refused(run_fake(fake_build, NOBODY, tmpdir=closed))
+    assert "cannot unpack the build" in line and str(closed) in line
+    assert list(closed.iterdir()) == []
