@@ -18,10 +18,10 @@ $(STAMP): pyproject.toml
 venv: $(STAMP) ## create .venv with the project and its dev tools
 
 build: $(STAMP) ## build ./resource-gpu and ./resource-storage
-	$(PY) build.py
+	$(PY) build.py --python $(PYTHON)
 
 build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
-	$(PY) build.py --grpc
+	$(PY) build.py --grpc --python $(PYTHON)
 
 test: build ## run the whole test suite (starts its own throwaway etcd)
 	$(PY) -m pytest -q

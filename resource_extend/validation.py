@@ -22,6 +22,14 @@ def schema_dir() -> Path:
     """build.py copies schemas/ into the package as _schemas; a source checkout reads them in place."""
     from pathlib import Path  # a call never needs it: only help and source checkouts read schema files
 
+    loader = globals().get("__loader__")
+    archive = getattr(loader, "archive", None)  # a zipimporter: the executable runs from its archive
+    if archive is not None:
+        import zipfile
+
+        # zipfile.Path reads like a Path (/, read_text, glob), which is all schemabundle asks of one.
+        found: Path = zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/")  # type: ignore[assignment]
+        return found
     package = Path(__file__).resolve().parent
     return package / "_schemas" if (package / "_schemas").is_dir() else package.parent / "schemas"
 

@@ -2,36 +2,58 @@
 
 Adding a verb is one handler in the plugin's table plus its two schema files; the command line, the
 schema checks and the store plumbing are shared by both plugins.
+
+Every call imports this module, so it stays plain classes with ``__slots__``: ``dataclasses`` (and the
+``inspect`` it pulls in) and ``typing`` cost more at start-up than the whole verb table. The classes are
+generic for the type checker only.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
-
-from resource_extend.config import Config
-from resource_extend.store import NodeStore, RecordType
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, Callable, Generic, TypeVar
+
+    from resource_extend.config import Config
     from resource_extend.kv import KV
+    from resource_extend.store import NodeStore, RecordType
 
-R = TypeVar("R")
+    R = TypeVar("R")
+    Handler = Callable[["Call[R]"], Any]
+else:
+
+    class Generic:
+        """Stands in for typing.Generic at run time: ``Call[R]`` is only ever read by the type checker."""
+
+        __slots__ = ()
+
+        def __class_getitem__(cls, _item: object) -> type:
+            return cls
+
+    R = None
 
 
-@dataclass
 class Call(Generic[R]):
     """Everything one verb invocation may use. The store is opened on first use."""
 
-    plugin: Plugin[R]
-    verb: str
-    request: dict[str, Any]
-    config: Config
-    _store: NodeStore[R] | None = field(default=None, repr=False)
+    __slots__ = ("_store", "config", "plugin", "request", "verb")
+
+    def __init__(self, plugin: Plugin[R], verb: str, request: dict[str, Any], config: Config) -> None:
+        self.plugin = plugin
+        self.verb = verb
+        self.request = request
+        self.config = config
+        self._store: NodeStore[R] | None = None
+
+    def __repr__(self) -> str:
+        return f"Call({self.plugin.name!r}, {self.verb!r}, {self.request!r})"
 
     @property
     def store(self) -> NodeStore[R]:
         if self._store is None:
+            from resource_extend.store import NodeStore
+
             kv: KV
             # Lazy imports: verbs without a store skip both, and only a grpc call pays for grpc.
             if self.config.etcd.transport == "grpc":
@@ -46,33 +68,46 @@ class Call(Generic[R]):
         return self._store
 
 
-Handler = Callable[[Call[R]], Any]
-
-
-@dataclass(frozen=True)
 class Verb(Generic[R]):
-    name: str
-    summary: str
-    # The handler, or "module:function" to import it only when this verb runs: a call imports the code
-    # of its own verb, not the scheduler for a node verb.
-    run: Handler[R] | str
-    # calculate-remap answers upstream core but is left out of `verbs` (spec decision 1).
-    advertised: bool = True
+    """One entry of a plugin's verb table."""
+
+    __slots__ = ("advertised", "name", "run", "summary")
+
+    def __init__(self, name: str, summary: str, run: Handler[R] | str, advertised: bool = True) -> None:
+        self.name = name
+        self.summary = summary
+        # The handler, or "module:function" to import it only when this verb runs: a call imports the code
+        # of its own verb, not the scheduler for a node verb.
+        self.run = run
+        # calculate-remap answers upstream core but is left out of `verbs` (spec decision 1).
+        self.advertised = advertised
+
+    def __repr__(self) -> str:
+        return f"Verb({self.name!r})"
 
     def handler(self) -> Handler[R]:
         if isinstance(self.run, str):
+            import importlib
+
             module, _, function = self.run.partition(":")
             found: Handler[R] = getattr(importlib.import_module(module), function)
             return found
         return self.run
 
 
-@dataclass(frozen=True)
 class Plugin(Generic[R]):
-    name: str
-    summary: str
-    records: RecordType[R]
-    verbs: tuple[Verb[R], ...]
+    """A plugin as the command line sees it."""
+
+    __slots__ = ("name", "records", "summary", "verbs")
+
+    def __init__(self, name: str, summary: str, records: RecordType[R], verbs: tuple[Verb[R], ...]) -> None:
+        self.name = name
+        self.summary = summary
+        self.records = records
+        self.verbs = verbs
+
+    def __repr__(self) -> str:
+        return f"Plugin({self.name!r})"
 
     def verb(self, name: str) -> Verb[R] | None:
         for verb in self.verbs:

@@ -1,0 +1,195 @@
+"""The import budget of a call: every module a store verb or a calculate verb loads is listed here, with why.
+
+Core starts the plugin once per call, so every import is paid on every call (issue 13: ``dataclasses`` and
+``typing`` alone cost ~10 ms of a ~100 ms call). The executable runs as its shebang runs it (``python -IS``,
+the archive's ``__main__`` run the way the interpreter runs a zipapp); what it adds to ``sys.modules`` beyond
+a bare ``python -IS`` must be in ``BUDGET``. A new import fails the test naming the module: cut it, import it
+lazily where it is needed, or add it here with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend.devetcd import DevEtcd
+from tests.conftest import executable
+
+
+def _budget(table: str) -> dict[str, str]:
+    """``reason`` lines, each followed by indented lines of the module names it accounts for."""
+    budget: dict[str, str] = {}
+    reason = ""
+    for line in table.strip("\n").splitlines():
+        if line.startswith(" "):
+            budget.update(dict.fromkeys(line.split(), reason))
+        else:
+            reason = line.strip()
+    return budget
+
+
+BUDGET = _budget(
+    """
+runpy: how the interpreter runs a zipapp's __main__
+    runpy importlib importlib._abc importlib._bootstrap importlib._bootstrap_external importlib.machinery
+    importlib.util warnings types contextlib functools _functools collections _collections itertools
+    keyword operator _operator reprlib
+the entry modules
+    plugins plugins.gpu plugins.storage
+the command line, verb table, config, JSON, schema checks, store
+    resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
+    resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
+    resource_extend.kv resource_extend.store resource_extend.params resource_extend.capacity
+    resource_extend.metrics
+the GPU plugin
+    resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
+the storage plugin (its record decodes volumes, disks and bindings)
+    resource_extend.storage resource_extend.storage.verbs resource_extend.storage.record
+    resource_extend.storage.decoding resource_extend.storage.size resource_extend.storage.disk
+    resource_extend.storage.volume resource_extend.storage.binding resource_extend.storage.plan
+    resource_extend.storage.workload resource_extend.storage.request
+storage node verbs, imported when one runs
+    resource_extend.storage.node_verbs
+storage calculate verbs, imported when one runs (heapq: the scheduler)
+    resource_extend.storage.calculate_verbs resource_extend.storage.scheduler heapq _heapq
+from __future__ import annotations, in every module
+    __future__
+json: requests, responses, records
+    json json.decoder json.encoder json.scanner _json
+re: params.py, kv.py, yamlsubset.py, storage/size.py, storage/disk.py
+    re re._casefix re._compiler re._constants re._parser _sre enum copyreg
+typing at run time: cli, params, capacity, jsonio, config, kv, store, validation, schemaerror, gpu/*, storage/*
+    typing _typing typing.io typing.re collections.abc
+dataclasses (inspect and the rest come with it): config, kv, store, gpu/record, storage/* (7 modules)
+    dataclasses inspect ast _ast dis opcode _opcode token tokenize linecache copy weakref _weakrefset
+socket: kv.py (the gateway's HTTP connection)
+    socket _socket select selectors errno array
+base64: kv.py (the gateway speaks base64), gpu/verbs.py
+    base64 binascii struct _struct
+math: params.py
+    math
+decimal: the compiled validators' isinstance(x, Decimal) checks of numbers
+    decimal _decimal numbers
+"""
+)
+VALIDATORS = ("resource_extend._validators_gpu", "resource_extend._validators_storage")
+
+# Records the modules a call leaves in sys.modules, however it ends (sys.exit, or os._exit after the flush).
+PROBE = """
+import os, sys
+out, exe = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+
+def report():
+    with open(out, "w") as f:
+        for name, module in sorted(sys.modules.items()):
+            f.write("%s\\t%s\\n" % (name, getattr(module, "__file__", None) or ""))
+
+if exe == "-":
+    report()
+else:
+    _exit = os._exit
+    os._exit = lambda status: (report(), _exit(status))
+    sys.path.insert(0, exe)
+    import runpy
+    try:
+        runpy._run_module_as_main("__main__", False)
+    finally:
+        report()
+"""
+
+REQUESTS: dict[str, dict[str, Any]] = {
+    "gpu": {
+        "add-node": {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3070": 2}}},
+        "calculate-deploy": {
+            "nodename": "n1",
+            "deploy_count": 1,
+            "workload_resource_request": {"prod_count_map": {"nvidia-3070": 1}},
+        },
+        "set-node-resource-usage": {
+            "nodename": "n1",
+            "resource": {"prod_count_map": {"nvidia-3070": 1}},
+            "incr": True,
+        },
+    },
+    "storage": {
+        "add-node": {"nodename": "n1", "resource": {"volumes": ["/data0:1T"], "storage": "2T"}},
+        "calculate-deploy": {
+            "nodename": "n1",
+            "deploy_count": 1,
+            "workload_resource_request": {"volumes": ["AUTO:/dir:rw:1G"], "storage": "1G"},
+        },
+        "set-node-resource-usage": {"nodename": "n1", "resource": {"storage": 1}, "incr": True},
+    },
+}
+
+
+def loaded(probe_out: Path, argv: list[str], cwd: Path, stdin: bytes = b"") -> tuple[dict[str, str], bytes, bytes]:
+    """The modules a run leaves in sys.modules, each with the file it was loaded from."""
+    done = subprocess.run(
+        [sys.executable, "-IS", "-c", PROBE, str(probe_out), *argv],
+        input=stdin,
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+    )
+    modules = dict(line.split("\t", 1) for line in probe_out.read_text().splitlines())
+    return modules, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def plugin_dirs(tmp_path_factory: pytest.TempPathFactory, etcd: DevEtcd) -> dict[str, Path]:
+    dirs = {}
+    for plugin, requests in REQUESTS.items():
+        work = tmp_path_factory.mktemp(f"budget-{plugin}")
+        # Block-style yaml as in the samples: the plugins read it without PyYAML.
+        (work / f"{plugin}.yaml").write_text(f"etcd:\n  machines:\n    - {etcd.url}\n  prefix: /budget-{plugin}\n")
+        added = subprocess.run(
+            [executable(plugin), "add-node"],
+            input=json.dumps(requests["add-node"]).encode(),
+            cwd=work,
+            capture_output=True,
+        )
+        assert added.returncode == 0, added.stderr
+        dirs[plugin] = work
+    return dirs
+
+
+@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", "name"])
+def test_a_call_imports_only_the_modules_in_the_budget(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    work = plugin_dirs[plugin]
+    bare, _, _ = loaded(tmp_path / "bare", ["-"], work)
+    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
+    modules, stdout, stderr = loaded(tmp_path / "call", [executable(plugin), verb], work, json.dumps(request).encode())
+    assert stderr == b"" and stdout, stderr  # the call itself succeeded
+    extra = sorted(m for m in modules.keys() - bare.keys() if m not in BUDGET and not m.startswith(VALIDATORS))
+    assert not extra, f"{plugin} {verb} imports modules outside the budget in tests/test_import_budget.py: {extra}"
+
+
+@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+def test_a_call_loads_the_project_from_the_bytecode_in_the_archive(
+    plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Never from a file on disk (issue 10 item 4), and never compiling a source on the call.
+    modules, _, stderr = loaded(tmp_path / "call", [executable(plugin), "get-node-resource-info"], plugin_dirs[plugin],
+                                b'{"nodename": "n1"}')  # fmt: skip
+    assert stderr == b""
+    ours = {m: f for m, f in modules.items() if m.split(".")[0] in ("resource_extend", "plugins")}
+    archive = executable(plugin) + "/site-packages/"
+    assert len(ours) > 10
+    assert not [m for m, f in ours.items() if not (f.startswith(archive) and f.endswith(".pyc"))], ours
+
+
+def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
+    # What issue 13 measured, and what only help, source checkouts or the grpc transport may load.
+    never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
+             "resource_extend.schemabundle", "resource_extend.grpckv", "site", "zipfile"}  # fmt: skip
+    assert not never & BUDGET.keys()
