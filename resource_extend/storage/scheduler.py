@@ -310,6 +310,12 @@ class _Request:
         # Bytes one normal plan takes from the volumes; 0 (no shortcut) when a size could give some back.
         sizes = [binding.size for binding in self.normal]
         self.normal_size_per_plan = sum(sizes) if all(size >= 0 for size in sizes) else 0
+        # Nothing in the normal enumeration draws quota: placement depends on bytes alone (_place_sizes).
+        self.sizes_only = (
+            not self.iops_mounts
+            and all(size >= 0 for size in sizes)
+            and not any(any(binding.quota) for binding in self.normal)
+        )
 
     def normal_bound(self, bound: int, unused: int) -> int:
         """How far a pass enumerates normal plans (spec §3.7), exactly as the reference bounds it.
@@ -375,11 +381,12 @@ def _skip_futile_passes(host: _Host, request: _Request, bound: int) -> None:
     """
     if request.mono or not request.normal or request.normal_size_per_plan <= 0:
         return
+    room = sum(max(host.free[device], 0) for device in host.used)
     while host.can_promote(request.normal[0].size):
-        room = sum(max(host.free[device], 0) for device in host.used)
         if room // request.normal_size_per_plan >= bound:
             return
         host.promote(request.normal[0].size)
+        room += max(host.free[host.used[-1]], 0)
 
 
 def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int) -> _Pass:
@@ -387,7 +394,10 @@ def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, kee
     quotas = [list(quota) for quota in host.quotas]
     result = _Pass()
     if request.normal:
-        _place_normal(host, quotas, request, normal_bound, keep, result)
+        if request.sizes_only:
+            _place_sizes(host, quotas, request, normal_bound, keep, result)
+        else:
+            _place_normal(host, quotas, request, normal_bound, keep, result)
     elif request.iops_mounts:
         result.normal_count, result.mount_only_disks = _mount_only(host, quotas, request, normal_bound)
     else:
@@ -469,6 +479,79 @@ def _place_normal(
     spent = {device: host.free[device] - left for device, left in free.items()}
     if failed:
         for device, (size, _) in zip(placed, specs):
+            spent[device] -= size
+    result.normal_bytes = spent
+
+
+def _place_sizes(
+    host: _Host,
+    quotas: _Quotas,
+    request: _Request,
+    normal_bound: int,
+    keep: int,
+    result: _Pass,
+) -> None:
+    """``_place_normal`` for a request whose normal bindings and mounts draw no quota (the common case).
+
+    Nothing charges a disk, so whether a volume may take a binding is fixed for the pass: its disk (if
+    any) must have no negative quota left, as ``_fits`` demands even of a zero charge. What is left is
+    best fit on bytes, with ``_repeats``' reasoning reduced to the bytes.
+    """
+    sizes = [binding.size for binding in request.normal]
+    used = host.used
+    if any(min(quota) < 0 for quota in quotas):
+        used = [device for device in used if _fits(_quota_of(quotas, host.disk_at(device)), _ZERO)]
+    free = {device: host.free[device] for device in used}
+    kept: list[tuple[str, ...]] = []
+    count = 0
+    placed: list[str] = []
+    failed = False
+    while count < normal_bound:
+        placed = []
+        for size in sizes:
+            best: str | None = None
+            best_free = 0
+            for device in used:
+                left = free[device]
+                if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
+                    best, best_free = device, left
+            if best is None:
+                failed = True
+                break
+            free[best] = best_free - size
+            placed.append(best)
+        if failed:
+            break
+        # As in _repeats: how many attempts keep every choice of this one (sizes are >= 0, one > 0).
+        per: dict[str, int] = {}
+        for device, size in zip(placed, sizes):
+            per[device] = per.get(device, 0) + size
+        times = normal_bound - count
+        before: dict[str, int] = {}
+        for device, size in zip(placed, sizes):
+            mine = free[device] + per[device] - before.get(device, 0)
+            times = min(times, _last_true(mine - size, per[device]))
+            for other, theirs_per in per.items():
+                if other == device:
+                    continue
+                theirs = free[other] + theirs_per - before.get(other, 0)
+                if theirs >= size:
+                    times = min(times, _last_true(theirs - mine, theirs_per - per[device], strict=other < device))
+            before[device] = before.get(device, 0) + size
+        if times > 1:
+            for device, size in per.items():
+                free[device] -= (times - 1) * size
+        else:
+            times = 1
+        if count < keep:
+            kept.extend([tuple(placed)] * min(times, keep - count))
+        count += times
+
+    result.normal_count = count
+    result.normal_devices = kept
+    spent = {device: host.free[device] - free.get(device, host.free[device]) for device in host.used}
+    if failed:
+        for device, size in zip(placed, sizes):
             spent[device] -= size
     result.normal_bytes = spent
 
