@@ -3,6 +3,7 @@ message must be exactly those of checking every row (``full_check`` below, the c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -41,7 +42,8 @@ def metric_row(plugin: str, i: int) -> dict[str, Any]:
 
 
 # Ways a row can break (or, for some, keep to) its schema: each changes one thing a signature must see.
-BREAKS = {
+Break = Callable[[dict[str, Any]], Any]
+BREAKS: dict[str, Break] = {
     "value as int": lambda row: {**row, "value": 5},
     "value not decimal": lambda row: {**row, "value": "12a"},
     "value negative": lambda row: {**row, "value": "-12"},
@@ -71,7 +73,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
     st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(sorted(BREAKS))), max_size=3),
 )
 def test_metrics_verdict_equals_checking_every_row(plugin: str, count: int, breaks: list[tuple[int, str]]) -> None:
-    rows = [metric_row(plugin, i) for i in range(count)]
+    rows: list[Any] = [metric_row(plugin, i) for i in range(count)]
     for position, how in breaks:
         if rows:
             index = position % len(rows)
@@ -80,7 +82,7 @@ def test_metrics_verdict_equals_checking_every_row(plugin: str, count: int, brea
     assert sampled_check(plugin, "get-metrics", rows) == full_check(plugin, "get-metrics", rows)
 
 
-ENTRY_BREAKS = {
+ENTRY_BREAKS: dict[str, Break] = {
     "capacity zero": lambda e: {**e, "capacity": 0},
     "capacity beyond int64": lambda e: {**e, "capacity": 1 << 63},
     "capacity float": lambda e: {**e, "capacity": 2.0},
@@ -105,7 +107,9 @@ ENTRY_BREAKS = {
 def test_deploy_capacity_verdict_equals_checking_every_entry(
     plugin: str, count: int, breaks: list[tuple[int, str]], total: Any
 ) -> None:
-    entries = {f"node-{i}": {"capacity": 1 + i, "usage": i / 7, "rate": 0.25, "weight": 1} for i in range(count)}
+    entries: dict[str, Any] = {
+        f"node-{i}": {"capacity": 1 + i, "usage": i / 7, "rate": 0.25, "weight": 1} for i in range(count)
+    }
     names = list(entries)
     for position, how in breaks:
         if names:
