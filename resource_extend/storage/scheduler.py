@@ -236,9 +236,6 @@ class _Host:
         self.used.append(self.unused.pop(index))
         return True
 
-    def can_promote(self, min_size: int) -> bool:
-        return self._promotable(min_size) is not None
-
     def _promotable(self, min_size: int) -> int | None:
         """A binary search, as the reference does it: on the sorted list that is the smallest adequate
         volume, and after a realloc hand-back (list no longer sorted) it is still the reference's pick.
@@ -382,11 +379,14 @@ def _skip_futile_passes(host: _Host, request: _Request, bound: int) -> None:
     if request.mono or not request.normal or request.normal_size_per_plan <= 0:
         return
     room = sum(max(host.free[device], 0) for device in host.used)
-    while host.can_promote(request.normal[0].size):
-        if room // request.normal_size_per_plan >= bound:
+    min_size = request.normal[0].size
+    while room // request.normal_size_per_plan < bound:
+        index = host._promotable(min_size)
+        if index is None:
             return
-        host.promote(request.normal[0].size)
-        room += max(host.free[host.used[-1]], 0)
+        device = host.unused.pop(index)
+        host.used.append(device)
+        room += max(host.free[device], 0)
 
 
 def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int) -> _Pass:
