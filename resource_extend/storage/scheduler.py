@@ -502,11 +502,28 @@ def _place_sizes(
     if any(min(quota) < 0 for quota in quotas):
         used = [device for device in used if _fits(_quota_of(quotas, host.disk_at(device)), _ZERO)]
     free = {device: host.free[device] for device in used}
+    smallest, whole = sizes[0], sum(sizes)  # sizes ascend, as classify_bindings sorts them
     kept: list[tuple[str, ...]] = []
     count = 0
     placed: list[str] = []
     failed = False
     while count < normal_bound:
+        # The volume that takes the smallest binding also takes every other one while it holds the whole
+        # attempt: any volume ahead of it in (free, name) is too small for all of them. It does so
+        # free // whole times in a row (what _repeats would find, without simulating an attempt).
+        first: str | None = None
+        first_free = 0
+        for device in used:
+            left = free[device]
+            if left >= smallest and (first is None or left < first_free or (left == first_free and device < first)):
+                first, first_free = device, left
+        if first is not None and first_free >= whole > 0:
+            times = min(first_free // whole, normal_bound - count)
+            free[first] = first_free - times * whole
+            if count < keep:
+                kept.extend([(first,) * len(sizes)] * min(times, keep - count))
+            count += times
+            continue
         placed = []
         for size in sizes:
             best: str | None = None
