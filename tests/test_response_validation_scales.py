@@ -3,6 +3,7 @@ message must be exactly those of checking every row (``full_check`` below, the c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
-from resource_extend.validation import ROWS, check, representatives, validator
+from resource_extend.validation import ROWS, check, representatives, schema_dir, validator
 
 
 def full_check(plugin: str, verb: str, document: Any) -> str | None:
@@ -137,3 +138,56 @@ def test_a_big_metrics_response_is_checked_on_one_row_per_signature() -> None:
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "calculate-deploy", "get-nodes-resource-info"])
 def test_other_responses_are_checked_whole(verb: str) -> None:
     assert representatives(verb, [metric_row("storage", i) for i in range(200)]) is None
+
+
+def _without_docs(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_docs(v) for k, v in schema.items() if k not in ("description", "examples", "title")}
+    return schema
+
+
+def test_the_signatures_cover_every_constraint_of_the_row_schemas() -> None:
+    # The signatures in validation.py summarise exactly these constraints. A schema that gains one
+    # (a key pattern, a label format, a bound) must extend the signature too, or the sampled check
+    # would stop seeing it: this test fails first.
+    common = json.loads((schema_dir() / "common.json").read_text())["definitions"]
+    assert _without_docs(common["metric_row"]) == {
+        "type": "object",
+        "required": ["name", "labels", "key", "value"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string"},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "key": {"type": "string"},
+            "value": {"type": "string", "pattern": "^-?[0-9]+$"},
+        },
+    }
+    assert _without_docs(common["deploy_capacity_entry"]) == {
+        "type": "object",
+        "required": ["capacity", "usage", "rate", "weight"],
+        "additionalProperties": False,
+        "properties": {
+            "capacity": {"type": "integer", "minimum": 1, "maximum": 9223372036854775807},
+            "usage": {"type": "number"},
+            "rate": {"type": "number"},
+            "weight": {"type": "number"},
+        },
+    }
+    for plugin, names, labels in (("storage", ["storage_used", "storage_capacity"], 2),
+                                  ("gpu", ["gpu_capacity", "gpu_used"], 3)):  # fmt: skip
+        metrics = _without_docs(json.loads((schema_dir() / plugin / "get-metrics.response.json").read_text()))
+        assert metrics["type"] == "array" and set(metrics) == {"$schema", "$id", "type", "items"}
+        assert metrics["items"] == {
+            "allOf": [
+                {"$ref": "../common.json#/definitions/metric_row"},
+                {"properties": {"name": {"enum": names}, "labels": {"minItems": labels, "maxItems": labels}}},
+            ]
+        }
+        capacity = _without_docs(
+            json.loads((schema_dir() / plugin / "get-nodes-deploy-capacity.response.json").read_text())
+        )
+        assert capacity["allOf"] == [{"$ref": "../common.json#/definitions/deploy_capacity_response"}]
+    assert _without_docs(common["deploy_capacity_response"])["properties"]["nodes_deploy_capacity_map"] == {
+        "type": "object",
+        "additionalProperties": {"$ref": "#/definitions/deploy_capacity_entry"},
+    }
