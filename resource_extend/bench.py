@@ -8,6 +8,7 @@ resident memory of each executable call. Nothing here is asserted: targets are p
 from __future__ import annotations
 
 import argparse
+import base64
 import cProfile
 import io
 import json
@@ -21,12 +22,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from resource_extend.conformance import write_config
 from resource_extend.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
+GIB = 1 << 30
 TIB = 1 << 40
 
 
@@ -135,23 +137,9 @@ def verdict(value: float, limit: float) -> str:
     return f" (target ≤ {limit:g}: {'met' if value <= limit else 'NOT met'})"
 
 
-def empty_pyz(work: Path) -> str:
-    """An executable that does nothing, built by the same build code, shiv and interpreter."""
-    sys.path.insert(0, str(ROOT))
-    import build
-
-    site = work / "empty-site"
-    (site / "emptyapp").mkdir(parents=True)
-    (site / "emptyapp" / "__init__.py").write_text("def main():\n    pass\n")
-    target = work / "empty-pyz"
-    subprocess.run([sys.executable, "-m", "shiv", "--site-packages", str(site), "-e", "emptyapp:main", "-p",
-                    "/usr/bin/env python3", "-o", str(work / "empty.shiv"), "--reproducible"],
-                   check=True, capture_output=True)  # fmt: skip
-    build.rewrite_main(work / "empty.shiv", target)
-    return str(target)
-
-
-def storage_node(volumes: int, disks: int) -> dict[str, Any]:
+def storage_node(volumes: int, disks: int, seed: int = 0) -> dict[str, Any]:
+    """``volumes`` × 1 TiB over ``disks`` disks; ``seed`` > 0 gives the node some usage, different per seed,
+    so that a scale run measures the scheduler on varied nodes rather than one node repeated."""
     names = [f"/data{i}" for i in range(volumes)]
     per_disk = max(1, volumes // max(disks, 1))
     disk_list = [
@@ -159,9 +147,13 @@ def storage_node(volumes: int, disks: int) -> dict[str, Any]:
          "read_IOPS": 10000, "write_IOPS": 10000, "read_bps": 1 << 30, "write_bps": 1 << 30}
         for d in range(disks)
     ]  # fmt: skip
+    used: dict[str, int] = {}
+    if seed and names:
+        for k in range(seed % 3 + 1):  # one to three volumes partly used
+            used[names[(seed * 7 + k * 3) % volumes]] = ((seed * 7919 + k * 104729) % 900 + 1) * GIB
     return {
         "capacity": {"volumes": {n: TIB for n in names}, "disks": disk_list, "storage": volumes * TIB},
-        "usage": {"volumes": {}, "disks": [], "storage": 0},
+        "usage": {"volumes": used, "disks": [], "storage": sum(used.values())},
     }
 
 
@@ -185,71 +177,102 @@ VERB_REQUESTS = {
 
 
 def seed(etcd: DevEtcd, prefix: str, plugin: str, records: dict[str, Any]) -> None:
-    for node, record in records.items():
-        etcd.put(f"{prefix}/resource/{plugin}/{node}", json.dumps(record))
+    """Put the records, 128 to a transaction (etcd's default --max-txn-ops): 10,000 nodes in seconds."""
+    ops = [
+        {"request_put": {"key": _b64(f"{prefix}/resource/{plugin}/{node}"), "value": _b64(json.dumps(record))}}
+        for node, record in records.items()
+    ]
+    for start in range(0, len(ops), 128):
+        etcd.call("/v3/kv/txn", {"success": ops[start : start + 128]})
 
 
-def per_call(table: Table, etcd: DevEtcd, plugins: list[str], runs: int, work: Path) -> None:
-    etcdctl = binary("etcdctl")
-    floor = empty_pyz(work)
-    for plugin in plugins:
-        cwd = work / plugin
-        cwd.mkdir()
-        write_config(str(cwd), plugin, etcd.url, "/bench")
-        seed(etcd, "/bench", plugin, {"n1": GPU_NODE if plugin == "gpu" else storage_node(8, 2)})
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+class Bench:
+    """What every section needs: the table it adds rows to, a seeded etcd, the built plugins, a scratch
+    directory and the number of runs per command."""
+
+    def __init__(self, table: Table, etcd: DevEtcd, plugins: list[str], runs: int, work: Path) -> None:
+        self.table, self.etcd, self.plugins, self.runs, self.work = table, etcd, plugins, runs, work
+        self.etcdctl = binary("etcdctl")
+
+    def plugin_dir(self, name: str, plugin: str, prefix: str) -> str:
+        cwd = self.work / name
+        cwd.mkdir(exist_ok=True)
+        write_config(str(cwd), plugin, self.etcd.url, prefix)
+        return str(cwd)
+
+    def compare(self, what: str, ours: Sample, base: Sample, base_label: str, limit: float) -> None:
+        """Two rows: ours, then the baseline with the ratio and the verdict."""
+        ratio = ours.median_ms / base.median_ms
+        self.table.add(what, ours)
+        self.table.add(f"  {base_label}", base, f"ours {ratio:.2f}×", verdict(ratio, limit))
+
+
+def store_verbs(bench: Bench) -> None:
+    """Each store verb of each plugin against ``etcdctl get`` of the same key (a Go binary that starts,
+    dials etcd and reads the key: the reference's floor)."""
+    for plugin in bench.plugins:
+        cwd = bench.plugin_dir(plugin, plugin, "/bench")
+        seed(bench.etcd, "/bench", plugin, {"n1": GPU_NODE if plugin == "gpu" else storage_node(8, 2)})
         exe = str(ROOT / f"resource-{plugin}")
-        get = Command("etcdctl get", [etcdctl, "--endpoints", etcd.url, "get", f"/bench/resource/{plugin}/n1"])
-        empty = Command("empty pyz", [floor])
+        key = f"/bench/resource/{plugin}/n1"
+        get = Command("etcdctl get", [bench.etcdctl, "--endpoints", bench.etcd.url, "get", key])
         for verb, request in VERB_REQUESTS[plugin].items():
             ours = Command(verb, [exe, verb], json.dumps(request).encode())
-            a, b, c = side_by_side([ours, get, empty], str(cwd), runs)
-            table.add(f"{plugin} {verb}", a)
-            table.add("  etcdctl get (same key)", b, f"ours/etcdctl {a.median_ms / b.median_ms:.2f}×",
-                      verdict(a.median_ms / b.median_ms, 3.0))  # fmt: skip
-            table.add("  empty shiv pyz", c, f"ours/empty {a.median_ms / c.median_ms:.2f}×",
-                      verdict(a.median_ms / c.median_ms, 1.5))  # fmt: skip
+            a, b = side_by_side([ours, get], cwd, bench.runs)
+            bench.compare(f"{plugin} {verb}", a, b, "etcdctl get (same key)", 1.5)
 
 
-def scale(table: Table, etcd: DevEtcd, plugins: list[str], runs: int, work: Path) -> None:
-    if "storage" in plugins:
-        cwd = work / "scale-storage"
-        times = {}
-        for count in (1, 100, 1000):
-            prefix = f"/scale{count}"
-            cwd.mkdir(exist_ok=True)
-            write_config(str(cwd), "storage", etcd.url, prefix)
-            names = [f"node-{i:04}" for i in range(count)]
-            seed(etcd, prefix, "storage", {n: storage_node(8, 2) for n in names})
-            request = {"nodenames": names, "workload_resource": STORAGE_REQUEST}
-            cmd = Command("capacity", [str(ROOT / "resource-storage"), "get-nodes-deploy-capacity"],
-                          json.dumps(request).encode())  # fmt: skip
-            (sample,) = side_by_side([cmd], str(cwd), max(3, runs // 3))
-            times[count] = sample.median_ms
-            target = verdict(sample.median_ms / 1000, 2.0) if count == 1000 else ""
-            table.add(f"storage get-nodes-deploy-capacity, {count} node(s)", sample, "", target.replace("≤ 2", "≤ 2 s"))
-        growth = times[1000] / times[100]
-        table.note("  growth 100 → 1000 nodes", f"{growth:.2f}×", verdict(growth, 12))
-    for plugin in plugins:
-        cwd = work / f"metrics-{plugin}"
-        cwd.mkdir()
+def capacity_scale(bench: Bench) -> None:
+    """Storage get-nodes-deploy-capacity over 1000 nodes against ``etcdctl get --prefix`` of the same
+    records, then 10,000 nodes against 1,000."""
+    if "storage" not in bench.plugins:
+        return
+    samples: dict[int, Sample] = {}
+    for count, runs in ((1000, max(5, bench.runs // 2)), (10000, max(3, bench.runs // 5))):
+        prefix = f"/scale{count}"
+        cwd = bench.plugin_dir(f"scale{count}", "storage", prefix)
+        names = [f"node-{i:05}" for i in range(count)]
+        seed(bench.etcd, prefix, "storage", {n: storage_node(8, 2, i + 1) for i, n in enumerate(names)})
+        request = {"nodenames": names, "workload_resource": STORAGE_REQUEST}
+        ours = Command("capacity", [str(ROOT / "resource-storage"), "get-nodes-deploy-capacity"],
+                       json.dumps(request).encode())  # fmt: skip
+        if count == 1000:
+            read = Command("etcdctl get --prefix", [bench.etcdctl, "--endpoints", bench.etcd.url, "get", "--prefix",
+                                                    f"{prefix}/resource/storage/"])  # fmt: skip
+            samples[count], base = side_by_side([ours, read], cwd, runs)
+            bench.compare("storage get-nodes-deploy-capacity, 1000 nodes", samples[count], base,
+                          "etcdctl get --prefix (the same 1000 records)", 5)  # fmt: skip
+        else:
+            (samples[count],) = side_by_side([ours], cwd, runs)
+            growth = samples[count].median_ms / samples[1000].median_ms
+            bench.table.add(f"storage get-nodes-deploy-capacity, {count} nodes", samples[count],
+                            f"{growth:.2f}× 1000 nodes", verdict(growth, 12))  # fmt: skip
+
+
+def metrics_scale(bench: Bench) -> None:
+    """get-metrics over 1000 nodes against one node, in one call each."""
+    for plugin in bench.plugins:
         prefix = f"/metrics-{plugin}"
-        write_config(str(cwd), plugin, etcd.url, prefix)
+        cwd = bench.plugin_dir(f"metrics-{plugin}", plugin, prefix)
         names = [f"node-{i:04}" for i in range(1000)]
-        seed(etcd, prefix, plugin, {n: GPU_NODE if plugin == "gpu" else storage_node(8, 2) for n in names})
+        seed(bench.etcd, prefix, plugin, {n: GPU_NODE if plugin == "gpu" else storage_node(8, 2) for n in names})
         exe = str(ROOT / f"resource-{plugin}")
-        one = Command(
-            "one", [exe, "get-metrics"], json.dumps({"nodes": [{"podname": "p", "nodename": names[0]}]}).encode()
-        )
-        many = Command("many", [exe, "get-metrics"],
-                       json.dumps({"nodes": [{"podname": "p", "nodename": n} for n in names]}).encode())  # fmt: skip
-        a, b = side_by_side([one, many], str(cwd), max(5, runs // 2))
-        table.add(f"{plugin} get-metrics, 1 node", a)
-        table.add(f"{plugin} get-metrics, 1000 nodes", b, f"{b.median_ms / a.median_ms:.2f}× one node",
-                  verdict(b.median_ms / a.median_ms, 2.0))  # fmt: skip
+        nodes = [{"podname": "p", "nodename": n} for n in names]
+        one = Command("one", [exe, "get-metrics"], json.dumps({"nodes": nodes[:1]}).encode())
+        many = Command("many", [exe, "get-metrics"], json.dumps({"nodes": nodes}).encode())
+        b, a = side_by_side([many, one], cwd, max(5, bench.runs // 2))
+        bench.compare(f"{plugin} get-metrics, 1000 nodes", b, a, "get-metrics, 1 node", 2)
 
 
-def transports(table: Table, etcd: DevEtcd, runs: int, work: Path) -> None:
+def transports(bench: Bench) -> None:
     """The gateway and the gRPC transport side by side: builds the grpc executables if the extra is there."""
+    if "gpu" not in bench.plugins:
+        return
+    table, etcd, work = bench.table, bench.etcd, bench.work
     out = work / "grpc-build"
     built = subprocess.run([sys.executable, str(ROOT / "build.py"), "--grpc", "--out", str(out), "gpu"],
                            capture_output=True, text=True)  # fmt: skip
@@ -269,42 +292,67 @@ def transports(table: Table, etcd: DevEtcd, runs: int, work: Path) -> None:
             json.dumps({"etcd": {"machines": [etcd.url], "prefix": "/transport", "transport": transport}})
         )
         commands.append(Command(label, [str(exe), "--config", str(config), "get-node-resource-info"], request))
-    samples = side_by_side(commands, str(work), runs)
+    samples = side_by_side(commands, str(work), bench.runs)
     for command, sample in zip(commands, samples):
         ratio = f"{sample.median_ms / samples[0].median_ms:.2f}× gateway" if sample is not samples[0] else ""
         table.add(command.label, sample, ratio)
 
 
 def in_process(table: Table, profile: bool) -> str:
+    """The storage scheduler's capacity count without a process around it: single nodes (µs), and the
+    1000 nodes of the scale section (ms), profiled."""
     from resource_extend.storage.binding import VolumeBinding
+    from resource_extend.storage.disk import Disk
     from resource_extend.storage.scheduler import volume_capacity
 
-    volumes = {f"/data{i}": TIB for i in range(12)}
+    twelve = {f"/data{i}": TIB for i in range(12)}
+    eight = {f"/data{i}": TIB for i in range(8)}
     cases = {
-        "scheduler capacity, 12 × 1 TiB, bound 10000, 2 normal": ["AUTO:/a:rw:1G", "AUTO:/b:rw:2G"],
-        "same, mixed normal and monopoly": ["AUTO:/a:rw:1G", "AUTO:/b:rw:2G", "AUTO:/m:mrw:100G", "AUTO:/n:mrw:200G"],
+        "scheduler capacity, 8 × 1 TiB, the scale request": (eight, ["AUTO:/a:rw:10G", "AUTO:/b:rw:20G"]),
+        "scheduler capacity, 12 × 1 TiB, 2 normal": (twelve, ["AUTO:/a:rw:1G", "AUTO:/b:rw:2G"]),
+        "same, mixed normal and monopoly": (
+            twelve,
+            ["AUTO:/a:rw:1G", "AUTO:/b:rw:2G", "AUTO:/m:mrw:100G", "AUTO:/n:mrw:200G"],
+        ),
     }
-    report = ""
-    for label, texts in cases.items():
+    for label, (volumes, texts) in cases.items():
         bindings = [VolumeBinding.parse(t) for t in texts]
         seconds = []
-        for _ in range(5):
+        for _ in range(50):
             started = time.perf_counter()
             count = volume_capacity(volumes, {}, [], [], bindings, 10000)
-            seconds.append(time.perf_counter() - started)
-        table.add(f"{label} (in-process) → {count}", Sample(seconds, []))
-        if profile:
-            profiler = cProfile.Profile()
-            profiler.enable()
-            volume_capacity(volumes, {}, [], [], bindings, 10000)
-            profiler.disable()
-            out = io.StringIO()
-            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(8)
-            report += f"\n### profile: {label}\n" + "\n".join(out.getvalue().splitlines()[:30]) + "\n"
-    return report
+            seconds.append((time.perf_counter() - started) * 1000)  # shown in the ms column as µs
+        table.add(f"{label}, bound 10000 (in-process, µs) → {count}", Sample(seconds, []))
+
+    nodes: list[tuple[dict[str, int], dict[str, int], list[Disk], list[Disk]]] = []
+    for i in range(1000):
+        record = storage_node(8, 2, i + 1)
+        disks = [Disk(d["device"], d["mounts"], d["read_IOPS"], d["write_IOPS"], d["read_bps"], d["write_bps"])
+                 for d in record["capacity"]["disks"]]  # fmt: skip
+        nodes.append((record["capacity"]["volumes"], record["usage"]["volumes"], disks, []))
+    bindings = [VolumeBinding.parse(t) for t in STORAGE_REQUEST["volumes"]]
+
+    def scale() -> int:
+        return sum(volume_capacity(*node, bindings, 10000) for node in nodes)
+
+    seconds = []
+    for _ in range(5):
+        started = time.perf_counter()
+        total = scale()
+        seconds.append(time.perf_counter() - started)
+    table.add(f"scheduler capacity of the 1000 scale nodes (in-process) → {total}", Sample(seconds, []))
+    if not profile:
+        return ""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    scale()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(8)
+    return "\n### profile: scheduler capacity of the 1000 scale nodes\n" + "\n".join(out.getvalue().splitlines()[:24])
 
 
-def silent_first_endpoint(table: Table, etcd: DevEtcd, runs: int, work: Path) -> None:
+def silent_first_endpoint(bench: Bench) -> None:
     """A call whose first endpoint accepts and never answers: the staggered race's cost (issue 11)."""
     import socket
 
@@ -312,22 +360,39 @@ def silent_first_endpoint(table: Table, etcd: DevEtcd, runs: int, work: Path) ->
     silent.bind(("127.0.0.1", 0))
     silent.listen(64)
     try:
-        cwd = work / "silent-first"
+        if "gpu" not in bench.plugins:
+            return
+        cwd = bench.work / "silent-first"
         cwd.mkdir()
-        machines = [f"http://127.0.0.1:{silent.getsockname()[1]}", etcd.url]
+        machines = [f"http://127.0.0.1:{silent.getsockname()[1]}", bench.etcd.url]
         (cwd / "gpu.yaml").write_text(json.dumps({"etcd": {"machines": machines, "prefix": "/bench"}}))
         request = json.dumps({"nodename": "n1"}).encode()
         command = Command("silent first", [str(ROOT / "resource-gpu"), "get-node-resource-info"], request)
-        (sample,) = side_by_side([command], str(cwd), runs)
-        table.add("gpu get-node-resource-info, silent first endpoint", sample, "", verdict(sample.median_ms, 1000))
+        (sample,) = side_by_side([command], str(cwd), bench.runs)
+        bench.table.add(
+            "gpu get-node-resource-info, silent first endpoint", sample, "", verdict(sample.median_ms, 1000)
+        )
     finally:
         silent.close()
+
+
+# The sections of one run, in order; a new comparison is one more function here.
+SECTIONS: list[Callable[[Bench], None]] = [
+    store_verbs,
+    capacity_scale,
+    metrics_scale,
+    transports,
+    silent_first_endpoint,
+]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m resource_extend.bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=15, help="measured runs per command (default 15)")
     parser.add_argument("--no-profile", action="store_true", help="skip the scheduler profile")
+    parser.add_argument(
+        "--only", action="append", choices=[f.__name__ for f in SECTIONS], help="run only these sections"
+    )
     args = parser.parse_args(argv)
     plugins = [p for p in ("gpu", "storage") if (ROOT / f"resource-{p}").exists()]
     if not plugins:
@@ -336,21 +401,28 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="resource-extend-bench-"))
     try:
         with DevEtcd() as etcd:
-            per_call(table, etcd, plugins, args.runs, work)
-            scale(table, etcd, plugins, args.runs, work)
-            if "gpu" in plugins:
-                transports(table, etcd, args.runs, work)
-                silent_first_endpoint(table, etcd, args.runs, work)
-        profile = in_process(table, not args.no_profile) if "storage" in plugins else ""
+            bench = Bench(table, etcd, plugins, args.runs, work)
+            for section in SECTIONS:
+                if not args.only or section.__name__ in args.only:
+                    section(bench)
+        profile = in_process(table, not args.no_profile) if "storage" in plugins and not args.only else ""
     finally:
         shutil.rmtree(work, ignore_errors=True)
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), "unknown CPU")  # fmt: skip
-    print(f"machine: {os.cpu_count()} cores, {cpu}; Python {sys.version.split()[0]}; {args.runs} runs per command\n")
+    print(f"machine: {os.cpu_count()} cores, {cpu}; Python {sys.version.split()[0]}; {args.runs} runs per command")
+    print(f"load average before/after: {LOAD_BEFORE} / {_load()}\n")
     print(table.render())
     if profile:
         print(profile)
     return 0
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+LOAD_BEFORE = _load()
 
 
 if __name__ == "__main__":

@@ -5,15 +5,16 @@ algorithm is the reference's (``storage/schedule/schedule.go``), including its q
 of normal bindings on used volumes, whole unused volumes split proportionally among a monopoly group,
 unused volumes promoted to used one at a time, and the plans of the *last* pass taken.
 
-Speed comes from doing less, never from a different algorithm: a pass records only the chosen devices
+Speed comes from doing less, never from different answers: a pass records only the chosen devices
 (plans are built for the plans returned, not for every attempt), disk lookups are cached per path, a
-count never builds plans, and the mount-only case uses the reference's closed form. The property tests
-compare all of it with a plain transcription of the spec's loop.
+count never builds plans, the mount-only case uses the reference's closed form, and the best-fit
+enumeration charges a run of identical attempts at once (``_repeats``) instead of simulating each. The
+property tests compare all of it with a plain transcription of the spec's loop, and the enumeration
+with the attempt-by-attempt simulation it replaced (tests/unit/test_capacity_without_simulation.py).
 """
 
 from __future__ import annotations
 
-import heapq
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -235,9 +236,6 @@ class _Host:
         self.used.append(self.unused.pop(index))
         return True
 
-    def can_promote(self, min_size: int) -> bool:
-        return self._promotable(min_size) is not None
-
     def _promotable(self, min_size: int) -> int | None:
         """A binary search, as the reference does it: on the sorted list that is the smallest adequate
         volume, and after a realloc hand-back (list no longer sorted) it is still the reference's pick.
@@ -309,6 +307,12 @@ class _Request:
         # Bytes one normal plan takes from the volumes; 0 (no shortcut) when a size could give some back.
         sizes = [binding.size for binding in self.normal]
         self.normal_size_per_plan = sum(sizes) if all(size >= 0 for size in sizes) else 0
+        # Nothing in the normal enumeration draws quota: placement depends on bytes alone (_place_sizes).
+        self.sizes_only = (
+            not self.iops_mounts
+            and all(size >= 0 for size in sizes)
+            and not any(any(binding.quota) for binding in self.normal)
+        )
 
     def normal_bound(self, bound: int, unused: int) -> int:
         """How far a pass enumerates normal plans (spec §3.7), exactly as the reference bounds it.
@@ -374,11 +378,15 @@ def _skip_futile_passes(host: _Host, request: _Request, bound: int) -> None:
     """
     if request.mono or not request.normal or request.normal_size_per_plan <= 0:
         return
-    while host.can_promote(request.normal[0].size):
-        room = sum(max(host.free[device], 0) for device in host.used)
-        if room // request.normal_size_per_plan >= bound:
+    room = sum(max(host.free[device], 0) for device in host.used)
+    min_size = request.normal[0].size
+    while room // request.normal_size_per_plan < bound:
+        index = host._promotable(min_size)
+        if index is None:
             return
-        host.promote(request.normal[0].size)
+        device = host.unused.pop(index)
+        host.used.append(device)
+        room += max(host.free[device], 0)
 
 
 def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int) -> _Pass:
@@ -386,7 +394,10 @@ def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, kee
     quotas = [list(quota) for quota in host.quotas]
     result = _Pass()
     if request.normal:
-        _place_normal(host, quotas, request, normal_bound, keep, result)
+        if request.sizes_only:
+            _place_sizes(host, quotas, request, normal_bound, keep, result)
+        else:
+            _place_normal(host, quotas, request, normal_bound, keep, result)
     elif request.iops_mounts:
         result.normal_count, result.mount_only_disks = _mount_only(host, quotas, request, normal_bound)
     else:
@@ -404,38 +415,45 @@ def _place_normal(
     result: _Pass,
 ) -> None:
     """Best fit: each binding goes to the used volume with the least free space that holds it and whose
-    disk has the quota; attempts repeat until one fails (its partial charges stay) or the bound."""
-    disk_of = {device: host.disk_at(device) for device in host.used}
-    heap = [(host.free[device], device) for device in host.used]
-    heapq.heapify(heap)
+    disk has the quota; attempts repeat until one fails (its partial charges stay) or the bound.
+
+    Attempts are not simulated one by one: after one attempt, ``_repeats`` works out in closed form for
+    how many more the very same choices are certain (every comparison the choices rest on is linear in
+    the number of attempts), and those are charged at once. Only an attempt after which some comparison
+    may flip is simulated, so the cost follows the number of changes of pattern, not of placements.
+    """
+    used = host.used
+    free = {device: host.free[device] for device in used}
+    disk_of = {device: host.disk_at(device) for device in used}
     specs = [(binding.size, binding.quota) for binding in request.normal]
     mounts = [(host.disk_at(mount.source), mount.quota) for mount in request.iops_mounts]
+    # Negative sizes or quotas would break the monotonicity _repeats relies on: simulate those plainly.
+    may_jump = all(size >= 0 and min(quota) >= 0 for size, quota in specs) and all(
+        min(quota) >= 0 for _, quota in mounts
+    )
     kept: list[tuple[str, ...]] = []
     count = 0
     placed: list[str] = []
     failed = False
-    while count < normal_bound and not failed:
+    while count < normal_bound:
         placed = []
         for size, quota in specs:
-            skipped = []
-            device = None
-            while heap:
-                entry = heapq.heappop(heap)
-                index = disk_of[entry[1]]
-                left = _ZERO if index is None else quotas[index]
-                if entry[0] >= size and _fits(left, quota):
-                    if index is not None:
-                        _charge(quotas[index], quota)
-                    device = entry[1]
-                    heapq.heappush(heap, (entry[0] - size, device))
-                    break
-                skipped.append(entry)
-            for entry in skipped:
-                heapq.heappush(heap, entry)
-            if device is None:
+            best: str | None = None
+            best_free = 0
+            for device in used:
+                left = free[device]
+                if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
+                    index = disk_of[device]
+                    if _fits(_ZERO if index is None else quotas[index], quota):
+                        best, best_free = device, left
+            if best is None:
                 failed = True
                 break
-            placed.append(device)
+            index = disk_of[best]
+            if index is not None:
+                _charge(quotas[index], quota)
+            free[best] = best_free - size
+            placed.append(best)
         if failed:
             break
         for index, quota in mounts:
@@ -446,18 +464,227 @@ def _place_normal(
                 _charge(quotas[index], quota)
         if failed:
             break
+        times = 1
+        if may_jump:
+            times = _repeats(placed, specs, mounts, free, disk_of, quotas, normal_bound - count)
+            if times > 1:
+                _charge_repeats(placed, specs, mounts, free, disk_of, quotas, times - 1)
         if count < keep:
-            kept.append(tuple(placed))
-        count += 1
+            kept.extend([tuple(placed)] * min(times, keep - count))
+        count += times
 
     result.normal_count = count
     result.normal_devices = kept
     # Bytes of the plans = what left the volumes, less what the failed last attempt took.
-    spent = {device: host.free[device] - free for free, device in heap}
+    spent = {device: host.free[device] - left for device, left in free.items()}
     if failed:
         for device, (size, _) in zip(placed, specs):
             spent[device] -= size
     result.normal_bytes = spent
+
+
+def _place_sizes(
+    host: _Host,
+    quotas: _Quotas,
+    request: _Request,
+    normal_bound: int,
+    keep: int,
+    result: _Pass,
+) -> None:
+    """``_place_normal`` for a request whose normal bindings and mounts draw no quota (the common case).
+
+    Nothing charges a disk, so whether a volume may take a binding is fixed for the pass: its disk (if
+    any) must have no negative quota left, as ``_fits`` demands even of a zero charge. What is left is
+    best fit on bytes, with ``_repeats``' reasoning reduced to the bytes.
+    """
+    sizes = [binding.size for binding in request.normal]
+    used = host.used
+    if any(min(quota) < 0 for quota in quotas):
+        used = [device for device in used if _fits(_quota_of(quotas, host.disk_at(device)), _ZERO)]
+    free = {device: host.free[device] for device in used}
+    smallest, whole = sizes[0], sum(sizes)  # sizes ascend, as classify_bindings sorts them
+    kept: list[tuple[str, ...]] = []
+    count = 0
+    placed: list[str] = []
+    failed = False
+    while count < normal_bound:
+        # The volume that takes the smallest binding also takes every other one while it holds the whole
+        # attempt: any volume ahead of it in (free, name) is too small for all of them. It does so
+        # free // whole times in a row (what _repeats would find, without simulating an attempt).
+        first: str | None = None
+        first_free = 0
+        for device in used:
+            left = free[device]
+            if left >= smallest and (first is None or left < first_free or (left == first_free and device < first)):
+                first, first_free = device, left
+        if first is not None and first_free >= whole > 0:
+            times = min(first_free // whole, normal_bound - count)
+            free[first] = first_free - times * whole
+            if count < keep:
+                kept.extend([(first,) * len(sizes)] * min(times, keep - count))
+            count += times
+            continue
+        placed = []
+        for size in sizes:
+            best: str | None = None
+            best_free = 0
+            for device in used:
+                left = free[device]
+                if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
+                    best, best_free = device, left
+            if best is None:
+                failed = True
+                break
+            free[best] = best_free - size
+            placed.append(best)
+        if failed:
+            break
+        # As in _repeats: how many attempts keep every choice of this one (sizes are >= 0, one > 0).
+        per: dict[str, int] = {}
+        for device, size in zip(placed, sizes):
+            per[device] = per.get(device, 0) + size
+        times = normal_bound - count
+        before: dict[str, int] = {}
+        for device, size in zip(placed, sizes):
+            mine = free[device] + per[device] - before.get(device, 0)
+            times = min(times, _last_true(mine - size, per[device]))
+            for other, theirs_per in per.items():
+                if other == device:
+                    continue
+                theirs = free[other] + theirs_per - before.get(other, 0)
+                if theirs >= size:
+                    times = min(times, _last_true(theirs - mine, theirs_per - per[device], strict=other < device))
+            before[device] = before.get(device, 0) + size
+        if times > 1:
+            for device, size in per.items():
+                free[device] -= (times - 1) * size
+        else:
+            times = 1
+        if count < keep:
+            kept.extend([tuple(placed)] * min(times, keep - count))
+        count += times
+
+    result.normal_count = count
+    result.normal_devices = kept
+    spent = {device: host.free[device] - free.get(device, host.free[device]) for device in host.used}
+    if failed:
+        for device, size in zip(placed, sizes):
+            spent[device] -= size
+    result.normal_bytes = spent
+
+
+def _per_attempt(
+    placed: Sequence[str],
+    specs: Sequence[tuple[int, Quota]],
+    mounts: Sequence[tuple[int | None, Quota]],
+    disk_of: Mapping[str, int | None],
+) -> tuple[dict[str, int], dict[int, list[int]]]:
+    """Bytes per device and quota per disk one attempt of the pattern ``placed`` takes."""
+    sizes: dict[str, int] = {}
+    charges: dict[int, list[int]] = {}
+    for device, (size, quota) in zip(placed, specs):
+        sizes[device] = sizes.get(device, 0) + size
+        index = disk_of[device]
+        if index is not None:
+            _refill(charges.setdefault(index, [0, 0, 0, 0]), quota)
+    for index, quota in mounts:
+        if index is not None:
+            _refill(charges.setdefault(index, [0, 0, 0, 0]), quota)
+    return sizes, charges
+
+
+def _charge_repeats(
+    placed: Sequence[str],
+    specs: Sequence[tuple[int, Quota]],
+    mounts: Sequence[tuple[int | None, Quota]],
+    free: dict[str, int],
+    disk_of: Mapping[str, int | None],
+    quotas: _Quotas,
+    times: int,
+) -> None:
+    sizes, charges = _per_attempt(placed, specs, mounts, disk_of)
+    for device, size in sizes.items():
+        free[device] -= times * size
+    for index, charge in charges.items():
+        _charge(quotas[index], [times * value for value in charge])
+
+
+def _last_true(start: int, step: int, strict: bool = False) -> int:
+    """How many attempts i = 0, 1, ... keep ``start - i * step >= 0`` (``> 0`` when strict) true, given
+    it holds at i = 0; ``_UNBOUNDED`` when it never turns false."""
+    if step <= 0:
+        return _UNBOUNDED
+    if strict:
+        return (start + step - 1) // step
+    return start // step + 1
+
+
+def _repeats(
+    placed: Sequence[str],
+    specs: Sequence[tuple[int, Quota]],
+    mounts: Sequence[tuple[int | None, Quota]],
+    free: Mapping[str, int],
+    disk_of: Mapping[str, int | None],
+    quotas: _Quotas,
+    limit: int,
+) -> int:
+    """How many attempts, counting the one just made (``placed``; ``free`` and ``quotas`` are after it),
+    are certain to make the same choices and succeed; at most ``limit``.
+
+    Attempt i (0 = the one made) sees every byte and quota count as its value at attempt 0 less i times
+    the pattern's per-attempt charge, so each fact a choice rests on is a linear inequality in i:
+    the chosen volume and its disk still hold the binding, each mount's disk still holds the mount, and
+    no other volume of the pattern becomes a better fit. Volumes outside the pattern never change, and
+    the chosen ones only shrink, so one that lost at attempt 0 keeps losing. A volume of the pattern that
+    lost only on (free, name) may win later; the count stops before the first attempt where it could.
+    Sizes and quotas are non-negative here (the caller makes sure), so charges only ever decrease.
+    """
+    sizes, charges = _per_attempt(placed, specs, mounts, disk_of)
+    start_free = {device: free[device] + size for device, size in sizes.items()}
+    start_quota = {
+        index: [have + charge[t] for t, have in enumerate(quotas[index])] for index, charge in charges.items()
+    }
+    times = limit
+    before: dict[str, int] = {}  # bytes the attempt placed on each device before the current binding
+    taken: dict[int, list[int]] = {}  # quota the attempt charged on each disk before the current binding
+    for device, (size, quota) in zip(placed, specs):
+        index = disk_of[device]
+        mine = start_free[device] - before.get(device, 0)
+        times = min(times, _last_true(mine - size, sizes[device]))
+        if index is not None:
+            so_far = taken.get(index, _ZERO)
+            per = charges[index]
+            for t in range(4):
+                times = min(times, _last_true(start_quota[index][t] - so_far[t] - quota[t], per[t]))
+        for other in sizes:
+            if other == device:
+                continue
+            theirs = start_free[other] - before.get(other, 0)
+            if theirs < size:
+                continue  # too small already, and it only shrinks
+            other_index = disk_of[other]
+            if other_index is None:
+                if any(quota):
+                    continue  # a path without a disk never holds a quota
+            else:
+                so_far = taken.get(other_index, _ZERO)
+                have = start_quota.get(other_index, quotas[other_index])
+                if not all(have[t] - so_far[t] >= quota[t] for t in range(4)):
+                    continue  # its disk is short already, and quota only goes down
+            # It lost on (free, name): it keeps losing while its room stays above the chosen one's.
+            times = min(times, _last_true(theirs - mine, sizes[other] - sizes[device], strict=other < device))
+        before[device] = before.get(device, 0) + size
+        if index is not None:
+            _refill(taken.setdefault(index, [0, 0, 0, 0]), quota)
+    for index, quota in mounts:
+        if index is None:
+            continue
+        so_far = taken.get(index, _ZERO)
+        per = charges[index]
+        for t in range(4):
+            times = min(times, _last_true(start_quota[index][t] - so_far[t] - quota[t], per[t]))
+        _refill(taken.setdefault(index, [0, 0, 0, 0]), quota)
+    return max(times, 1)
 
 
 def _mount_only(host: _Host, quotas: _Quotas, request: _Request, bound: int) -> tuple[int, list[Disk]]:
