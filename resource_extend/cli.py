@@ -22,6 +22,8 @@ R = TypeVar("R")
 EXIT_FAILED = 128
 EXIT_USAGE = 2
 LOG_ENV = "ERU_RESOURCE_LOG"
+# An operator's command beside the verbs: core never calls it and `verbs` does not list it.
+DOCTOR = "doctor"
 
 
 def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
@@ -38,6 +40,7 @@ def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
 def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     config_flag: str | None = None
     want_help = False
+    as_json = False
     positional: list[str] = []
     i = 0
     while i < len(args):
@@ -52,6 +55,8 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
             config_flag = arg.split("=", 1)[1]
         elif arg in ("--help", "-h"):
             want_help = True
+        elif arg == "--json":
+            as_json = True
         elif arg in ("--version", "-v") and not positional:
             _out(_version_text())
             return 0
@@ -74,6 +79,10 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         name, extra, want_help = extra[0], extra[1:], True
     if extra:
         raise UsageError(f"unexpected argument {extra[0]!r} after the verb (the request goes on stdin)")
+    if name == DOCTOR and not want_help:
+        return _doctor(plugin, config_flag, as_json)
+    if as_json:
+        raise UsageError("--json is an option of doctor only")
     if name not in _all_verbs(plugin):
         raise UsageError(f"unknown verb {name!r}")
     if want_help:
@@ -90,6 +99,13 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     verb = plugin.verb(name)
     assert verb is not None
     return serve(plugin, verb, config_flag)
+
+
+def _doctor(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
+    # Imported only here: the store doctor is no part of a verb call.
+    from resource_extend import doctor
+
+    return doctor.run(plugin, config_flag, as_json)
 
 
 def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
