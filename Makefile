@@ -9,7 +9,7 @@ EXECUTABLES := resource-gpu resource-storage
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: help venv build build-grpc test lint fmt demo bench clean
+.PHONY: help venv build build-grpc test lint fmt demo bench docs-examples clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -49,6 +49,9 @@ demo: build ## play core against a throwaway etcd
 
 bench: build ## per-call cost, measured side by side
 	$(PY) -m resource_extend.bench
+
+docs-examples: build ## rewrite the outputs shown in README.md and docs/ from what the executables print (review: git diff)
+	$(PY) -m tests.test_docs --update
 
 clean: ## remove build output and the venv
 	rm -rf build $(VENV) resource-gpu resource-storage

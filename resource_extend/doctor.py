@@ -60,7 +60,8 @@ def _read_all(plugin: Plugin[Any], config_flag: str | None) -> tuple[str, list[t
 def report(directory: str, records: int, findings: list[Finding]) -> str:
     """A table a person reads: one row per finding, the verb that repairs it last."""
     if not findings:
-        return f"no problems: {records} record(s) under {directory}\n"
+        # No count here: the table reads the same whatever other nodes share the prefix (--json has it).
+        return f"no problems found under {directory}\n"
     rows = [("NODE", "PROBLEM", "DETAIL", "REPAIR WITH")]
     rows += [(f.node, f.kind, f.detail, f.repair) for f in findings]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]

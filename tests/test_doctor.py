@@ -60,7 +60,8 @@ def test_doctor_on_a_clean_store_says_so_and_exits_0(gpu: PluginDir) -> None:
     gpu.ok("set-node-resource-usage", {"nodename": "n1", "resource_request": {"prod_count_map": {"nvidia-3090": 2}}})
     done = doctor(gpu)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"no problems: 1 record(s) under {gpu.key('')}\n"
+    assert done.stdout == f"no problems found under {gpu.key('')}\n"
+    assert json.loads(doctor(gpu, "--json").stdout) == {"directory": gpu.key(""), "records": 1, "findings": []}
 
 
 def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:

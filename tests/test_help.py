@@ -81,6 +81,14 @@ def test_version_says_which_transports_the_build_carries() -> None:
     assert "Transports:     gateway only (built without grpc)" in out.stdout.splitlines()
 
 
+def test_the_venv_has_a_command_for_each_executable_and_the_conformance_kit() -> None:
+    bin_dir = ROOT / ".venv" / "bin"
+    assert run(str(bin_dir / "resource-gpu"), "name").stdout == '"gpu"'
+    assert run(str(bin_dir / "resource-storage"), "name").stdout == '"storage"'
+    kit = run(str(bin_dir / "resource-extend-conformance"), "--help", cwd=Path("/"))
+    assert kit.returncode == 0 and kit.stdout.startswith("usage: resource-extend-conformance")
+
+
 def test_plain_verbs_never_import_help_doctor_or_difflib(gpu: PluginDir) -> None:
     probe = (
         "import sys\n"
