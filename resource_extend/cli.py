@@ -233,9 +233,10 @@ def _doctor_help(plugin: Plugin[Any]) -> str:
         f"usage: {prog} [--config PATH] doctor [--json]\n\n"
         "Reports per node: records this plugin cannot read (and why), values past int64, records the Go\n"
         "reference cannot decode (wrong JSON types, fractions where integers belong), negative counts, usage\n"
-        "above capacity and usage of devices or products the capacity lacks, each with the verb that repairs\n"
-        "it. --json prints one JSON object instead of the table. Exit 0: no problems; 1: problems found;\n"
-        "128: the store could not be read (one line on stderr). No stdin is read. See docs/troubleshooting.md.\n"
+        "above capacity, usage of devices or products the capacity lacks, and records every write would be\n"
+        "refused for, each with the verb that repairs it. --json prints one JSON object instead of the table.\n"
+        "Exit 0: no problems; 1: problems found; 128: the store could not be read (one line on stderr).\n"
+        "No stdin is read. See docs/troubleshooting.md.\n"
     )
 
 

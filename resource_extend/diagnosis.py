@@ -24,6 +24,7 @@ GO_UNDECODABLE = "go-undecodable"
 NEGATIVE = "negative"
 ABOVE_CAPACITY = "usage-above-capacity"
 NO_CAPACITY = "usage-without-capacity"
+WRITE_REFUSED = "write-refused"
 
 # The verb that repairs each kind, unless a finding names another. set-node-resource-info overwrites the
 # whole record without reading it, so it also repairs a record nothing can read; fix-node-resource
@@ -38,6 +39,7 @@ REPAIRS = {
     NEGATIVE: FIX_USAGE,
     ABOVE_CAPACITY: FIX_USAGE,
     NO_CAPACITY: FIX_USAGE,
+    WRITE_REFUSED: REWRITE,
 }
 
 
@@ -72,9 +74,15 @@ def examine(
     decode: Callable[[bytes], R],
     go_type: GoType,
     check_record: Callable[[str, R], list[Finding]],
+    checked: Callable[[R], object] | None = None,
 ) -> list[Finding]:
     """Every finding for one record: unreadable here (``decode``'s own words), undecodable by the Go
-    reference (``go_type``), then, when readable, what ``check_record`` finds in its numbers."""
+    reference (``go_type``), then, when readable, what ``check_record`` finds in its numbers.
+
+    ``checked`` is the store's own check before a write (``RecordType.checked``): a record it refuses
+    makes every write to the node fail, so whatever it refuses that ``check_record`` did not name is a
+    finding too. Checks added there later are reported here without a change.
+    """
     go_reads = True
     try:
         go_found = go_problems(node, parse_literal(data), go_type, "")
@@ -88,7 +96,16 @@ def examine(
             why += " (the Go reference cannot read it either)"
         # One row for the record, plus each value past int64: the kind an operator asked to find.
         return [Finding(node, UNREADABLE, why)] + [f for f in go_found if f.kind == BEYOND_INT64]
-    return go_found + check_record(node, record)
+    found = go_found + check_record(node, record)
+    if checked is not None and not any(f.kind in _SEMANTIC for f in found):
+        try:
+            checked(record)
+        except Exception as exc:  # the store's words for why it would refuse the write
+            found.append(Finding(node, WRITE_REFUSED, "every write to the node fails: " + " ".join(str(exc).split())))
+    return found
+
+
+_SEMANTIC = frozenset({NEGATIVE, ABOVE_CAPACITY, NO_CAPACITY, BEYOND_INT64})
 
 
 def parse_literal(data: bytes) -> Any:

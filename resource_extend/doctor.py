@@ -28,9 +28,10 @@ def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
         return EXIT_FAILED
     checks = importlib.import_module(f"resource_extend.{plugin.name}.checks")
     findings: list[Finding] = []
-    decode, go_record, check_record = plugin.records.decode, checks.GO_RECORD, checks.check_record
+    records = plugin.records
     for key, value in entries:
-        findings += examine(node_of(key, directory), value, decode, go_record, check_record)
+        node = node_of(key, directory)
+        findings += examine(node, value, records.decode, checks.GO_RECORD, checks.check_record, records.checked)
     write = report_json if as_json else report
     sys.stdout.write(write(directory, len(entries), findings))
     return EXIT_FOUND if findings else EXIT_CLEAN

@@ -72,6 +72,7 @@ def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:
     seed(gpu.etcd, gpu.key("over"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":3}}}')
     seed(gpu.etcd, gpu.key("minus"), b'{"capacity":{"prod_count_map":{"a100":-1}},"usage":{"prod_count_map":{}}}')
     seed(gpu.etcd, gpu.key("stray"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"t4":1}}}')
+    seed(gpu.etcd, gpu.key("zero"), b'{"capacity":{"prod_count_map":{"a100":0}},"usage":{"prod_count_map":{}}}')
     gpu.ok("add-node", {"nodename": "fine", "resource": {"prod_count_map": {"a100": 2}}})
     found = findings(gpu)
     assert kinds(found, "garbage") == ["unreadable"]
@@ -87,6 +88,9 @@ def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:
     assert detail(found, "over", "usage-above-capacity") == "a100: usage 3 > capacity 2"
     assert kinds(found, "minus") == ["negative"]
     assert kinds(found, "stray") == ["usage-without-capacity"]
+    # What the store's own check before a write refuses is named in its words.
+    assert kinds(found, "zero") == ["write-refused"]
+    assert "count is less than or equal to zero" in detail(found, "zero", "write-refused")
     assert kinds(found, "fine") == []
     repairs = {f["problem"]: f["repair"] for f in found}
     assert repairs["unreadable"] == "set-node-resource-info"
@@ -107,6 +111,7 @@ def test_doctor_finds_each_kind_of_storage_problem(tmp_path: Path, etcd: DevEtcd
     seed(etcd, storage.key("minus"), f'{{"capacity":{capacity},"usage":{{"storage":-5}}}}'.encode())
     seed(etcd, storage.key("stray"), f'{{"capacity":{capacity},"usage":{{"volumes":{{"/data9":1}},'
                                      f'"disks":[{{"device":"/dev/vdz","write_bps":1}}]}}}}'.encode())  # fmt: skip
+    seed(etcd, storage.key("no-capacity"), b'{"capacity":null,"usage":{"volumes":{},"disks":[],"storage":0}}')
     storage.ok("add-node", {"nodename": "fine", "resource": {"volumes": ["/data0:1T"], "storage": "1T"}})
     found = findings(storage)
     assert kinds(found, "not-object") == ["unreadable"]
@@ -123,6 +128,8 @@ def test_doctor_finds_each_kind_of_storage_problem(tmp_path: Path, etcd: DevEtcd
     assert kinds(found, "minus") == ["negative"]
     assert detail(found, "minus", "negative") == "usage storage is -5"
     assert kinds(found, "stray") == ["usage-without-capacity"] * 2
+    assert kinds(found, "no-capacity") == ["write-refused"]
+    assert detail(found, "no-capacity", "write-refused") == "every write to the node fails: invalid capacity"
     assert kinds(found, "fine") == []
 
 
@@ -172,7 +179,8 @@ def test_records_the_plugin_writes_have_no_findings(capacity: dict[str, int], da
     usage = {p: data.draw(st.integers(1, k)) for p, k in capacity.items() if data.draw(st.booleans())}
     records = GpuRecords()
     stored = records.encode(records.checked(GpuRecord(capacity, usage)))
-    assert examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record) == []
+    found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record, records.checked)
+    assert found == []
 
 
 @given(counts, st.sampled_from(["nvidia-3090", "a100", "t4"]), st.integers(1, 5))
