@@ -5,7 +5,8 @@ shows (stdout and stderr, whole lines, as they interleave). Each command runs in
 repository root, as an operator pastes it after ``make build``: against a throwaway etcd that the
 command line reaches as a local one would be reached (the plugins through ``$ERU_RESOURCE_CONFIG_PATH``,
 a config like gpu.yaml.sample with prefix ``/eru``; ``etcdctl`` through ``$ETCDCTL_ENDPOINTS``).
-Each page runs in order against an empty store, and so do all pages one after the other.
+Each page runs in order against an empty store, and so do all pages one after the other. Calls of the
+executables in ``sh`` blocks (commands shown without output) must run without an error line.
 
 Other branches change the texts the plugins print; after a merge, rewrite the shown outputs from what
 the executables print now, then review them with ``git diff``:
@@ -173,6 +174,29 @@ def update(docs: list[Path]) -> int:
                 doc.write_text(new)
                 print(f"rewrote {doc.relative_to(ROOT)}")
     return 0
+
+
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
+# In a ``sh`` block (commands shown without their output), the lines that call an executable by hand.
+HAND_CALL = re.compile(r"^(?:echo '[^'<]*' \| )?(?:[A-Z_]+=\S* )*\./resource-(?:gpu|storage) ")
+
+
+def hand_calls(doc: Path) -> list[str]:
+    lines = [
+        line.split("  #", 1)[0].strip() for block in SH_BLOCK.findall(doc.read_text()) for line in block.splitlines()
+    ]
+    return [line for line in lines if HAND_CALL.match(line + " ")]
+
+
+DOCS_WITH_HAND_CALLS = [p for p in DOCS if hand_calls(p)]
+
+
+@pytest.mark.parametrize("doc", DOCS_WITH_HAND_CALLS, ids=[p.name for p in DOCS_WITH_HAND_CALLS])
+def test_commands_shown_without_output_run_too(doc: Path, shell: Shell) -> None:
+    shell.wipe()
+    for command in hand_calls(doc):
+        status, printed = shell.run(command)
+        assert status == 0 and not any(ERROR_LINE.match(line) for line in printed), (doc.name, command, printed)
 
 
 def test_install_commands_name_what_exists() -> None:
