@@ -6,6 +6,7 @@ Only the help path imports this module (and the schema files it reads): a verb c
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from resource_extend.schemabundle import bundle
@@ -21,7 +22,7 @@ def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
     except (OSError, ValueError, KeyError):
         return "\n".join(lines) + "\n"
     if schema.get("description"):
-        lines += ["", str(schema["description"])]
+        lines += ["", *textwrap.wrap(str(schema["description"]), 100)]
     properties = schema.get("properties") or {}
     if properties:
         required = set(schema.get("required") or ())
@@ -37,7 +38,7 @@ def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-_WIDE = 32  # a longer type gets a line of its own, its description below it
+_WIDE = 44  # a longer type gets a line of its own, its description below it
 
 
 def _table(rows: list[tuple[str, str, str]]) -> list[str]:
