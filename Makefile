@@ -4,7 +4,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help venv build build-grpc test lint fmt demo bench clean
+EXECUTABLES := resource-gpu resource-storage
+# What goes into the executables: a change to any of these rebuilds them, and nothing else does.
+SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
+             -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
+
+.PHONY: help venv build build-grpc test lint fmt demo bench docs-examples clean
+# One build.py run writes both executables; two at once would share build/deps.
+.NOTPARALLEL:
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -17,7 +24,9 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) ## create .venv with the project and its dev tools
 
-build: $(STAMP) ## build ./resource-gpu and ./resource-storage
+build: $(EXECUTABLES) ## build ./resource-gpu and ./resource-storage (only when a source changed)
+
+$(EXECUTABLES): $(STAMP) $(SOURCES)
 	$(PY) build.py --python $(PYTHON)
 
 build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
@@ -40,6 +49,9 @@ demo: build ## play core against a throwaway etcd
 
 bench: build ## per-call cost, measured side by side
 	$(PY) -m resource_extend.bench
+
+docs-examples: build ## rewrite the outputs shown in README.md and docs/ from what the executables print (review: git diff)
+	$(PY) -m tests.test_docs --update
 
 clean: ## remove build output and the venv
 	rm -rf build $(VENV) resource-gpu resource-storage

@@ -277,7 +277,7 @@ def transports(bench: Bench) -> None:
     built = subprocess.run([sys.executable, str(ROOT / "build.py"), "--grpc", "--out", str(out), "gpu"],
                            capture_output=True, text=True)  # fmt: skip
     if built.returncode != 0:
-        table.note("transports: grpc build unavailable", "—", " (pip install 'resource-extend[grpc]')")
+        table.note("transports: grpc build unavailable", "—", " (in the checkout: pip install '.[grpc]')")
         return
     seed(etcd, "/transport", "gpu", {"n1": GPU_NODE})
     request = json.dumps({"nodename": "n1"}).encode()

@@ -22,6 +22,9 @@ R = TypeVar("R")
 EXIT_FAILED = 128
 EXIT_USAGE = 2
 LOG_ENV = "ERU_RESOURCE_LOG"
+CONFIG_ENV = "ERU_RESOURCE_CONFIG_PATH"  # config.CONFIG_ENV; repeated so help imports no config code
+# An operator's command beside the verbs: core never calls it and `verbs` does not list it.
+DOCTOR = "doctor"
 
 
 def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
@@ -30,7 +33,7 @@ def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
         status = _dispatch(plugin, args)
     except UsageError as exc:
         _err(f"{_prog(plugin)}: {exc}")
-        _err(f"usage: {_prog(plugin)} [--config PATH] <verb> < request.json   (verbs: {', '.join(_all_verbs(plugin))})")
+        _err(_usage_line(plugin))
         status = EXIT_USAGE
     _exit(status)
 
@@ -53,6 +56,7 @@ def _exit(status: int) -> NoReturn:
 def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     config_flag: str | None = None
     want_help = False
+    as_json = False
     positional: list[str] = []
     i = 0
     while i < len(args):
@@ -67,6 +71,8 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
             config_flag = arg.split("=", 1)[1]
         elif arg in ("--help", "-h"):
             want_help = True
+        elif arg == "--json":
+            as_json = True
         elif arg in ("--version", "-v") and not positional:
             _out(_version_text())
             return 0
@@ -89,8 +95,15 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         name, extra, want_help = extra[0], extra[1:], True
     if extra:
         raise UsageError(f"unexpected argument {extra[0]!r} after the verb (the request goes on stdin)")
+    if name == DOCTOR and not want_help:
+        return _doctor(plugin, config_flag, as_json)
+    if as_json:
+        raise UsageError("--json is an option of doctor only")
+    if name == DOCTOR:
+        _out(_doctor_help(plugin))
+        return 0
     if name not in _all_verbs(plugin):
-        raise UsageError(f"unknown verb {name!r}")
+        raise UsageError(_unknown_verb(plugin, name))
     if want_help:
         _out(_verb_help(plugin, name))
         return 0
@@ -103,6 +116,13 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     verb = plugin.verb(name)
     assert verb is not None
     return serve(plugin, verb, config_flag)
+
+
+def _doctor(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
+    # Imported only here: the store doctor is no part of a verb call.
+    from resource_extend import doctor
+
+    return doctor.run(plugin, config_flag, as_json)
 
 
 def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
@@ -209,29 +229,52 @@ def _emit(fd: int, data: bytes) -> None:
 
 
 def _version_text() -> str:
+    import importlib.util
+
     try:
         from resource_extend import _build_info as info  # type: ignore[attr-defined]
 
         revision, built = info.REVISION, info.BUILT
     except ImportError:
         revision, built = "HEAD", "now"
+    # What this build can reach etcd with: a `make build-grpc` executable bundles grpc, `make build` does not.
+    grpc = all(importlib.util.find_spec(name) is not None for name in ("grpc", "pyetcd"))
+    transports = "gateway and grpc (etcd.transport: grpc works)" if grpc else "gateway only (built without grpc)"
     runtime = f"Python {sys.version.split()[0]}"
     return (
         f"{'Version:':<16}{__version__}\n{'Git hash:':<16}{revision}\n{'Built:':<16}{built}\n"
         f"{'Python version:':<16}{runtime}\n{'OS/Arch:':<16}{sys.platform}/{os.uname().machine}\n"
+        f"{'Transports:':<16}{transports}\n"
     )
 
 
+def _usage_line(plugin: Plugin[Any]) -> str:
+    return f"usage: {_prog(plugin)} [--config PATH] <verb> < request.json   ({_prog(plugin)} --help lists the verbs)"
+
+
+def _unknown_verb(plugin: Plugin[Any], name: str) -> str:
+    import difflib  # the error path only
+
+    close = difflib.get_close_matches(name, [*_all_verbs(plugin), DOCTOR], n=1, cutoff=0.6)
+    return f"unknown verb {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+
+
 def _help_text(plugin: Plugin[Any]) -> str:
+    prog = _prog(plugin)
     width = max(len(v.name) for v in plugin.verbs)
     lines = [
-        f"{_prog(plugin)} — eru resource plugin: {plugin.summary}",
+        f"{prog} — eru resource plugin: {plugin.summary}",
         "",
-        f"usage: {_prog(plugin)} [--config PATH] <verb> < request.json",
-        f"       {_prog(plugin)} <verb> --help | --version | --help",
+        f"usage: {prog} [--config PATH] <verb> < request.json",
+        f"       {prog} <verb> --help      (or: {prog} help <verb>) the verb's request keys and an example",
+        f"       {prog} doctor [--json]    check every stored record of this plugin; writes nothing",
+        f"       {prog} --help | -h        this text",
+        f"       {prog} --version | -v     version, build and transports",
         "",
         "Core runs one verb per call: the request is one JSON object on stdin, the response JSON on stdout.",
-        f"Config: --config PATH, else ${'ERU_RESOURCE_CONFIG_PATH'}, else ./{plugin.name}.yaml.",
+        f"Config: --config PATH, else ${CONFIG_ENV}, else ./{plugin.name}.yaml.",
+        f"{LOG_ENV}=debug: a timing line, and on failure the traceback, on stderr. Never set it under core,",
+        "which reads stdout and stderr combined.",
         "",
         "verbs:",
         f"  {'name':<{width}}  print the plugin's name",
@@ -239,6 +282,20 @@ def _help_text(plugin: Plugin[Any]) -> str:
     ]
     lines += [f"  {v.name:<{width}}  {v.summary}" for v in plugin.verbs]
     return "\n".join(lines) + "\n"
+
+
+def _doctor_help(plugin: Plugin[Any]) -> str:
+    prog = _prog(plugin)
+    return (
+        f"{prog} doctor — check every record of this plugin in etcd, in one read; writes nothing\n\n"
+        f"usage: {prog} [--config PATH] doctor [--json]\n\n"
+        "Reports per node: records this plugin cannot read (and why), values past int64, records the Go\n"
+        "reference cannot decode (wrong JSON types, fractions where integers belong), negative counts, usage\n"
+        "above capacity, usage of devices or products the capacity lacks, and records every write would be\n"
+        "refused for, each with the verb that repairs it. --json prints one JSON object instead of the table.\n"
+        "Exit 0: no problems; 1: problems found; 128: the store could not be read (one line on stderr).\n"
+        "No stdin is read. See docs/troubleshooting.md.\n"
+    )
 
 
 def _verb_help(plugin: Plugin[Any], name: str) -> str:

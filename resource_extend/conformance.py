@@ -1,6 +1,8 @@
 """Conformance kit: run vectors against any eru resource plugin executable and a throwaway etcd.
 
-    python -m resource_extend.conformance --gpu ./resource-gpu --storage ./resource-storage tests/vectors/*.jsonl
+    .venv/bin/resource-extend-conformance --gpu ./resource-gpu --storage ./resource-storage tests/vectors/*.jsonl
+
+(`make venv` installs the command; `.venv/bin/python -m resource_extend.conformance` is the same.)
 
 Each case seeds etcd, runs one verb the way core does (cwd = a plugin directory holding the plugin's
 yaml, JSON on stdin, a timeout), then compares the exit status, the JSON on stdout and the records left
@@ -175,7 +177,7 @@ def subset(want: Any, have: Any) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m resource_extend.conformance", description=__doc__,
+    parser = argparse.ArgumentParser(prog="resource-extend-conformance", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--gpu", help="path of a resource-gpu executable")
     parser.add_argument("--storage", help="path of a resource-storage executable")

@@ -54,7 +54,7 @@ class Core:
         if self.as_json:
             print(json.dumps({"summary": summary}))
             return
-        print("\n=== Capacity and usage (before node-2 left)\n")
+        print("\n=== Capacity and usage of both nodes, as stored\n")
         print(f"{'node':<8} {'resource':<18} {'capacity':>14} {'usage':>14}")
         for node, plugins in summary.items():
             for product, count in sorted((plugins["gpu"]["capacity"]["prod_count_map"] or {}).items()):
@@ -141,12 +141,16 @@ def scenario(core: Core) -> None:
     gpu_request = {"nvidia-3090": 1}
     storage_request = {"volumes": ["AUTO:/var/data:rw:100G:100:100:10M:10M"], "storage": "10G"}
     fits = cluster.capacity(["node-1", "node-2"], gpu_request, storage_request)
-    core.say(f"\n   core's view: {fits}")
+    core.say(f"\n   core's view, workloads that fit per node: {json.dumps(fits)}")
     for node in ("node-1", "node-1", "node-2"):
         cluster.deploy(node, gpu_request, storage_request)
 
     core.say("\n=== Realloc workload 0 on node-1: one more 3090, its volume grown by 50 GiB")
     cluster.realloc("node-1", 0, {"nvidia-3090": 1}, {"volumes": ["AUTO:/var/data:rw:50G"]})
+    core.say(
+        "\n   The storage delta's plan sits under the placeholder key fake-source:fake-destination:fake-flags:…:"
+        "\n   a delta is no binding, only its bytes per device count (the Go reference writes the same key)."
+    )
 
     core.say("\n=== Metrics")
     for plugin in ("gpu", "storage"):
@@ -178,12 +182,12 @@ def scenario(core: Core) -> None:
             for plugin in ("gpu", "storage")
         }
         assert all(info["diffs"] == [] for info in summary[node].values())
+    core.table(summary)
 
     core.say("\n=== node-2 leaves")
     for plugin in ("gpu", "storage"):
         core.call(plugin, "remove-node", {"nodename": "node-2"}, f"eru-cli node remove node-2 ({plugin})")
     assert core.call("gpu", "get-node-resource-info", {"nodename": "node-2"}, "gone: the plugin answers null") is None
-    core.table(summary)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,7 @@ try:
 except Exception as exc:  # ImportError, or protobuf refusing the generated code
     raise PluginError(
         "config: etcd.transport: grpc needs the grpc extra, which this installation lacks "
-        "(pip install 'resource-extend[grpc]', or build with `python build.py --grpc`): "
+        "(in a checkout: pip install '.[grpc]'; executables: make build-grpc): "
         f"{type(exc).__name__}: {exc}"
     ) from None
 

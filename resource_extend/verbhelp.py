@@ -1,12 +1,18 @@
-"""``<plugin> <verb> --help``: the verb's request keys and an example, read from its schema."""
+"""``<plugin> <verb> --help``: the verb's request keys, their types and an example, read from its schema.
+
+Only the help path imports this module (and the schema files it reads): a verb call never does.
+"""
 
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from resource_extend.schemabundle import bundle
 from resource_extend.validation import schema_dir
+
+_NAMES = {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean", "null": "null"}
 
 
 def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
@@ -16,36 +22,116 @@ def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
     except (OSError, ValueError, KeyError):
         return "\n".join(lines) + "\n"
     if schema.get("description"):
-        lines += ["", str(schema["description"])]
+        lines += ["", *textwrap.wrap(str(schema["description"]), 100)]
     properties = schema.get("properties") or {}
     if properties:
         required = set(schema.get("required") or ())
-        width = max(len(k) for k in properties)
-        lines += ["", "request keys:"]
+        rows = []
         for key, spec in properties.items():
-            kind = _kind(schema, spec)
-            note = " (required)" if key in required else ""
-            text = spec.get("description", "") if isinstance(spec, dict) else ""
-            lines.append(f"  {key:<{width}}  {kind}{note}  {text}".rstrip())
-    examples = schema.get("examples") or []
-    if examples:
-        lines += ["", "example request:", "  " + json.dumps(examples[0])]
+            kind = kind_of(schema, spec) + (", required" if key in required else "")
+            rows.append((key, kind, first_sentence(_description(schema, spec))))
+        lines += ["", "request keys:", *_table(rows)]
+    example = best_example(schema.get("examples") or [])
+    if example is not None:
+        text = json.dumps(example, separators=(",", ":"), ensure_ascii=False).replace("'", "'\\''")
+        lines += ["", "example request:", f"  echo '{text}' | ./{prog} {verb}"]
     return "\n".join(lines) + "\n"
 
 
-def _kind(root: dict[str, Any], spec: Any) -> str:
-    if not isinstance(spec, dict):
+_WIDE = 44  # a longer type gets a line of its own, its description below it
+
+
+def _table(rows: list[tuple[str, str, str]]) -> list[str]:
+    key_width = max(len(key) for key, _, _ in rows)
+    kind_width = max((len(kind) for _, kind, _ in rows if len(kind) <= _WIDE), default=0)
+    lines = []
+    for key, kind, text in rows:
+        if len(kind) <= _WIDE:
+            lines.append(f"  {key:<{key_width}}  {kind:<{kind_width}}  {text}".rstrip())
+        else:
+            lines.append(f"  {key:<{key_width}}  {kind}")
+            if text:
+                lines.append(f"  {'':<{key_width}}  {'':<{kind_width}}  {text}")
+    return lines
+
+
+def best_example(examples: list[Any]) -> Any:
+    """The example that shows the most: the one with the most values that are not null or empty."""
+    if not examples:
+        return None
+    return max(examples, key=lambda example: (_filled(example), -examples.index(example)))
+
+
+def _filled(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(_filled(v) for v in value.values()) + len(value)
+    if isinstance(value, list):
+        return sum(_filled(v) for v in value) + len(value)
+    return 0 if value is None else 1
+
+
+def first_sentence(text: str) -> str:
+    head, dot, _ = text.partition(". ")
+    return head + dot.strip() if dot else text
+
+
+def _resolve(root: dict[str, Any], spec: Any, depth: int = 0) -> Any:
+    """``spec`` with local references followed (bundled schemas have no other kind)."""
+    while isinstance(spec, dict) and isinstance(spec.get("$ref"), str) and depth < 20:
+        ref = spec["$ref"]
+        if not ref.startswith("#/definitions/"):
+            break
+        spec = root.get("definitions", {}).get(ref.rsplit("/", 1)[-1], {})
+        depth += 1
+    return spec
+
+
+def _description(root: dict[str, Any], spec: Any) -> str:
+    if isinstance(spec, dict) and spec.get("description"):
+        return str(spec["description"])
+    target = _resolve(root, spec)
+    return str(target.get("description", "")) if isinstance(target, dict) else ""
+
+
+def kind_of(root: dict[str, Any], spec: Any, depth: int = 0) -> str:
+    """A short human type for a schema: ``integer``, ``array of strings``, ``object {prod_count_map}``, …"""
+    spec = _resolve(root, spec)
+    if not isinstance(spec, dict) or depth > 4:
         return "any"
-    ref = spec.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/definitions/"):
-        target = root.get("definitions", {}).get(ref.rsplit("/", 1)[-1], {})
-        return _kind(root, target) if target is not spec else "any"
-    kind = spec.get("type")
-    if isinstance(kind, list):
-        return " | ".join(str(k) for k in kind)
-    if isinstance(kind, str):
-        return kind
+    if spec.get("title") and "type" not in spec:
+        return str(spec["title"])
+    if isinstance(spec.get("if"), dict) and "then" in spec:
+        # Read only when it has this type; anything else reads as absent, as the reference reads it.
+        return kind_of(root, spec["then"], depth + 1)
+    kinds = spec.get("type")
+    if isinstance(kinds, str):
+        kinds = [kinds]
+    if isinstance(kinds, list):
+        # null is left out: every nullable key reads null as absent.
+        named = [_one(root, spec, str(k), depth) for k in kinds if k != "null"]
+        return " or ".join(named) if named else "null"
     for combo in ("anyOf", "oneOf"):
         if isinstance(spec.get(combo), list):
-            return " | ".join(_kind(root, s) for s in spec[combo])
+            return " or ".join(kind_of(root, s, depth + 1) for s in spec[combo])
     return "any"
+
+
+def _one(root: dict[str, Any], spec: dict[str, Any], kind: str, depth: int) -> str:
+    if kind == "array":
+        items = spec.get("items")
+        return "array" if items is None else f"array of {_plural(kind_of(root, items, depth + 1))}"
+    if kind == "object":
+        properties = spec.get("properties")
+        if isinstance(properties, dict) and properties:
+            return "object {" + ", ".join(properties) + "}"
+        extra = spec.get("additionalProperties")
+        if isinstance(extra, dict):
+            return f"object of {_plural(kind_of(root, extra, depth + 1))}"
+        return "object"
+    return _NAMES.get(kind, kind)
+
+
+def _plural(kind: str) -> str:
+    if " " in kind or kind.endswith("s") or kind == "any":
+        return kind if kind != "any" else "values"
+    return kind + "s"

@@ -27,5 +27,17 @@ def test_the_demo_plays_core_with_both_plugins() -> None:
         ("storage", "remove-node"),
     ]:
         assert expected in calls
-    summary = events[-1]["summary"]
+    summary = next(e["summary"] for e in events if "summary" in e)
     assert summary["node-1"]["gpu"]["usage"] == {"prod_count_map": {"nvidia-3090": 3}}
+
+
+def test_the_demo_reads_as_json_and_prose_only_with_the_table_before_the_node_leaves() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "resource_extend.demo"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert "{'" not in text  # every value shown is JSON, never a Python repr
+    assert text.index("=== Capacity and usage") < text.index("=== node-2 leaves")
+    placeholder = text.index("fake-source:fake-destination:fake-flags:…")
+    assert "placeholder" in text[placeholder - 100 : placeholder]

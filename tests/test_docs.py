@@ -1,59 +1,232 @@
-"""The examples in README.md and docs/ run against the built executables: a drifting example fails here.
+"""Every shell example in README.md and docs/ runs as pasted, and prints what the page says it prints.
 
-An example is a fenced ``console`` block of ``$ echo '<request>' | resource-<plugin> <verb>`` lines, each
-followed by the response it prints (one line of JSON, or ``exit 128: <text the error line contains>``).
-Examples in one file run in order against one fresh etcd namespace, so later ones see earlier writes.
+An example is a ``$ <command>`` line in a fenced ``console`` block, followed by the lines the terminal
+shows (stdout and stderr, whole lines, as they interleave). Each command runs in ``bash`` from the
+repository root, as an operator pastes it after ``make build``: against a throwaway etcd that the
+command line reaches as a local one would be reached (the plugins through ``$ERU_RESOURCE_CONFIG_PATH``,
+a config like gpu.yaml.sample with prefix ``/eru``; ``etcdctl`` through ``$ETCDCTL_ENDPOINTS``).
+Each page runs in order against an empty store, and so do all pages one after the other. Calls of the
+executables in ``sh`` blocks (commands shown without output) must run without an error line.
+
+Other branches change the texts the plugins print; after a merge, rewrite the shown outputs from what
+the executables print now, then review them with ``git diff``:
+
+    make build && .venv/bin/python -m tests.test_docs --update
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import os
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from resource_extend.conformance import equal, run_plugin, write_config
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import PLUGINS, ROOT, executable
+from resource_extend.devetcd import DevEtcd, binary
 
+ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
-CALL = re.compile(r"^\$ echo '(?P<request>.*)' \| (?:\./)?resource-(?P<plugin>\w+) (?P<verb>[\w-]+)$")
+PREFIX = "/eru"  # as in gpu.yaml.sample, so the etcdctl keys the pages show are the keys written
+PLUGIN_CALL = re.compile(r"(?:^|\| )(\.?/?)resource-(gpu|storage)\b")
+ERROR_LINE = re.compile(r"^resource-(gpu|storage)( [\w-]+)?: ")
+ADDED = re.compile(r'"nodename":"([^"]+)".*\| \./resource-(gpu|storage) add-node')
 
 
-def examples(path: Path) -> list[tuple[str, str, str, str]]:
-    found = []
-    for block in BLOCK.findall(path.read_text()):
-        lines = [line for line in block.splitlines() if line.strip()]
-        for i, line in enumerate(lines):
-            match = CALL.match(line)
-            if match:
-                found.append((match["plugin"], match["verb"], match["request"], lines[i + 1]))
+class Example:
+    __slots__ = ("command", "doc", "shown")
+
+    def __init__(self, doc: Path, command: str, shown: list[str]) -> None:
+        self.doc, self.command, self.shown = doc, command, shown
+
+    def __repr__(self) -> str:
+        return f"{self.doc.name}: $ {self.command}"
+
+
+def examples(doc: Path) -> list[Example]:
+    found: list[Example] = []
+    for block in BLOCK.findall(doc.read_text()):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                found.append(Example(doc, line[2:], []))
+            elif found and line.strip():
+                found[-1].shown.append(line.rstrip())
     return found
 
 
 DOCS_WITH_EXAMPLES = [p for p in DOCS if examples(p)]
 
 
+class Shell:
+    """A fresh shell at the repository root whose etcd is the throwaway one."""
+
+    def __init__(self, etcd: DevEtcd, work: Path) -> None:
+        self.etcd = etcd
+        config = work / "plugins.yaml"
+        config.write_text(f'etcd:\n  machines:\n    - "{etcd.url}"\n  prefix: "{PREFIX}"\n')
+        venv = str(ROOT / ".venv")
+        path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not p.startswith(venv)]
+        self.env = {
+            "PATH": os.pathsep.join([os.path.dirname(binary("etcdctl")), *path]),
+            "HOME": os.environ.get("HOME", str(work)),
+            "LANG": "C.UTF-8",
+            "ERU_RESOURCE_CONFIG_PATH": str(config),
+            "ETCDCTL_ENDPOINTS": etcd.url,
+        }
+
+    def wipe(self) -> None:
+        start = f"{PREFIX}/".encode()
+        end = start[:-1] + bytes([start[-1] + 1])
+        self.etcd.call("/v3/kv/deleterange", {"key": _b64(start), "range_end": _b64(end)})
+
+    def run(self, command: str) -> tuple[int, list[str]]:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60,
+        )  # fmt: skip
+        # Blank lines are dropped on both sides: a page cannot show them inside an example.
+        lines = done.stdout.decode(errors="replace").splitlines()
+        return done.returncode, [line.rstrip() for line in lines if line.strip()]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def drift(shell: Shell, example: Example) -> str | None:
+    """None when the example prints what its page shows, with a matching exit status; else how it differs."""
+    status, printed = shell.run(example.command)
+    problems = []
+    if printed != example.shown:
+        shown = "\n".join(f"    {line}" for line in example.shown)
+        got = "\n".join(f"    {line}" for line in printed)
+        problems.append(f"the page shows:\n{shown}\n  the command printed:\n{got}")
+    failed = any(ERROR_LINE.match(line) for line in printed)
+    if failed and status == 0:
+        problems.append("an error line, but exit status 0")
+    if not failed and status != 0 and " doctor" not in example.command:
+        problems.append(f"exit status {status} without an error line")
+    return None if not problems else f"{example!r}\n  " + "\n  ".join(problems)
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
+    with DevEtcd() as etcd:
+        yield Shell(etcd, tmp_path_factory.mktemp("docs"))
+
+
 def test_the_plugin_docs_carry_runnable_examples() -> None:
     names = {p.name for p in DOCS_WITH_EXAMPLES}
-    assert {"gpu.md", "storage.md"} <= names
+    assert {"README.md", "gpu.md", "storage.md", "troubleshooting.md"} <= names
+
+
+def test_examples_call_the_executables_in_the_current_directory() -> None:
+    for doc in DOCS_WITH_EXAMPLES:
+        for example in examples(doc):
+            for prefix, _ in PLUGIN_CALL.findall(example.command):
+                assert prefix == "./", example
+
+
+def test_each_page_adds_nodes_of_its_own_so_pages_paste_in_order() -> None:
+    owner: dict[tuple[str, str], str] = {}
+    for doc in DOCS_WITH_EXAMPLES:
+        for example in examples(doc):
+            for node, plugin in ADDED.findall(example.command):
+                assert owner.setdefault((plugin, node), doc.name) == doc.name, (plugin, node, owner[(plugin, node)])
 
 
 @pytest.mark.parametrize("doc", DOCS_WITH_EXAMPLES, ids=[p.name for p in DOCS_WITH_EXAMPLES])
-def test_doc_examples_print_what_they_say(doc: Path, etcd: DevEtcd, prefix: str, tmp_path: Path) -> None:
-    for plugin in PLUGINS:
-        write_config(str(tmp_path), plugin, etcd.url, prefix)
-    for plugin, verb, request, expected in examples(doc):
-        out = run_plugin(executable(plugin), verb, request.encode(), str(tmp_path))
-        where = f"{doc.name}: resource-{plugin} {verb} {request}"
-        if expected.startswith("exit 128: "):
-            assert out.status == 128, where
-            assert expected[len("exit 128: ") :] in out.stderr, (where, out.stderr)
-        else:
-            assert out.status == 0, (where, out.stderr)
-            assert equal(json.loads(expected), json.loads(out.stdout)), (where, out.stdout)
+def test_doc_examples_print_what_they_say(doc: Path, shell: Shell) -> None:
+    shell.wipe()
+    drifted = [why for example in examples(doc) if (why := drift(shell, example))]
+    assert not drifted, "\n\n".join(drifted) + "\n\n(after a deliberate change: python -m tests.test_docs --update)"
+
+
+def test_every_page_pasted_in_order_into_one_store(shell: Shell) -> None:
+    shell.wipe()
+    drifted = [why for doc in DOCS_WITH_EXAMPLES for example in examples(doc) if (why := drift(shell, example))]
+    assert not drifted, "\n\n".join(drifted)
+
+
+def update(docs: list[Path]) -> int:
+    """Rewrite each example's shown output with what the command prints now."""
+    import tempfile
+
+    with DevEtcd() as etcd, tempfile.TemporaryDirectory() as work:
+        shell = Shell(etcd, Path(work))
+        for doc in docs:
+            shell.wipe()
+            text = doc.read_text()
+
+            def rewrite(block: re.Match[str]) -> str:
+                lines = []
+                for line in block[1].splitlines():
+                    if line.startswith("$ "):
+                        lines += [line, *shell.run(line[2:])[1]]
+                return "```console\n" + "\n".join(lines) + "\n```"
+
+            new = BLOCK.sub(rewrite, text)
+            if new != text:
+                doc.write_text(new)
+                print(f"rewrote {doc.relative_to(ROOT)}")
+    return 0
+
+
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
+# In a ``sh`` block (commands shown without their output), the lines that call an executable by hand.
+HAND_CALL = re.compile(r"^(?:echo '[^'<]*' \| )?(?:[A-Z_]+=\S* )*\./resource-(?:gpu|storage) ")
+
+
+def hand_calls(doc: Path) -> list[str]:
+    lines = [
+        line.split("  #", 1)[0].strip() for block in SH_BLOCK.findall(doc.read_text()) for line in block.splitlines()
+    ]
+    return [line for line in lines if HAND_CALL.match(line + " ")]
+
+
+DOCS_WITH_HAND_CALLS = [p for p in DOCS if hand_calls(p)]
+
+
+@pytest.mark.parametrize("doc", DOCS_WITH_HAND_CALLS, ids=[p.name for p in DOCS_WITH_HAND_CALLS])
+def test_commands_shown_without_output_run_too(doc: Path, shell: Shell) -> None:
+    shell.wipe()
+    for command in hand_calls(doc):
+        status, printed = shell.run(command)
+        assert status == 0 and not any(ERROR_LINE.match(line) for line in printed), (doc.name, command, printed)
+
+
+def test_install_commands_name_what_exists() -> None:
+    # There is no resource-extend package on PyPI: from a checkout the extra is '.[grpc]'.
+    texts = [*DOCS, *sorted((ROOT / "resource_extend").rglob("*.py"))]
+    for path in texts:
+        assert "install 'resource-extend[" not in path.read_text(), path
+
+
+LINK = re.compile(r"\]\((?!https?://)([^)#\s]*)(?:#([^)\s]*))?\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    headings = re.findall(r"^#+ (.*)$", path.read_text(), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_links_between_pages_lead_somewhere() -> None:
+    for doc in DOCS:
+        for target, anchor in LINK.findall(doc.read_text()):
+            path = (doc.parent / target).resolve() if target else doc
+            assert path.exists(), (doc.name, target)
+            if anchor:
+                assert anchor in _anchors(path), (doc.name, target, anchor)
+
+
+def test_the_readme_links_the_operator_pages() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for page in ("adding-nodes.md", "switching.md", "troubleshooting.md", "python.md"):
+        assert f"(docs/{page})" in readme, page
 
 
 YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -77,3 +250,10 @@ def test_config_examples_load_with_the_plugins_loader(name: str, index: int, tex
     path.write_text(text)
     loaded = config.load("gpu", str(path))
     assert loaded.etcd.machines and loaded.etcd.prefix
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["--update"]:
+        sys.exit("usage: python -m tests.test_docs --update [README.md docs/x.md ...]")
+    chosen = [Path(p).resolve() for p in sys.argv[2:]] or DOCS_WITH_EXAMPLES
+    sys.exit(update(chosen))

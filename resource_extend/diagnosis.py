@@ -1,0 +1,159 @@
+"""What can be wrong with one stored record, independent of the plugin: the pure half of ``doctor``.
+
+A finding names the node, the kind of problem, the detail (path and value) and the verb that repairs it.
+Two questions are asked of the raw bytes: can this implementation read the record (the plugin's own
+decoder answers, with its own words), and could the Go reference (its ``json.Unmarshal`` into the record
+structs: integer fields take only integer literals that fit int64, every field its declared JSON type).
+The plugin modules (``gpu/checks.py``, ``storage/checks.py``) then check a readable record's numbers.
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, TypeVar, Union
+
+R = TypeVar("R")
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+# Kinds of finding, stable for ``doctor --json``.
+UNREADABLE = "unreadable"
+BEYOND_INT64 = "beyond-int64"
+GO_UNDECODABLE = "go-undecodable"
+NEGATIVE = "negative"
+ABOVE_CAPACITY = "usage-above-capacity"
+NO_CAPACITY = "usage-without-capacity"
+WRITE_REFUSED = "write-refused"
+
+# The verb that repairs each kind, unless a finding names another. set-node-resource-info overwrites the
+# whole record without reading it, so it also repairs a record nothing can read; fix-node-resource
+# recomputes usage from the workloads core passes; set-node-resource-capacity corrects a wrong capacity.
+REWRITE = "set-node-resource-info"
+FIX_USAGE = "fix-node-resource"
+SET_CAPACITY = "set-node-resource-capacity"
+REPAIRS = {
+    UNREADABLE: REWRITE,
+    BEYOND_INT64: REWRITE,
+    GO_UNDECODABLE: REWRITE,
+    NEGATIVE: FIX_USAGE,
+    ABOVE_CAPACITY: FIX_USAGE,
+    NO_CAPACITY: FIX_USAGE,
+    WRITE_REFUSED: REWRITE,
+}
+
+
+class Finding:
+    __slots__ = ("detail", "kind", "node", "repair")
+
+    def __init__(self, node: str, kind: str, detail: str, repair: str | None = None) -> None:
+        self.node, self.kind, self.detail = node, kind, detail
+        self.repair = repair or REPAIRS[kind]
+
+    def to_json(self) -> dict[str, str]:
+        return {"node": self.node, "problem": self.kind, "detail": self.detail, "repair": self.repair}
+
+    def __repr__(self) -> str:
+        return f"Finding({self.node!r}, {self.kind!r}, {self.detail!r})"
+
+
+class FloatLiteral(str):
+    """A JSON number written with a fraction or exponent, kept as its text: Go reads no such number as an int."""
+
+    __slots__ = ()
+
+
+# A Go type as encoding/json sees it: "int" (int / int64), "string", or ("struct", {json name: type}),
+# ("map", value type), ("list", element type). ``null`` decodes into every one of them.
+GoType = Union[str, tuple[str, Any]]
+
+
+def examine(
+    node: str,
+    data: bytes,
+    decode: Callable[[bytes], R],
+    go_type: GoType,
+    check_record: Callable[[str, R], list[Finding]],
+    checked: Callable[[R], object] | None = None,
+) -> list[Finding]:
+    """Every finding for one record: unreadable here (``decode``'s own words), undecodable by the Go
+    reference (``go_type``), then, when readable, what ``check_record`` finds in its numbers.
+
+    ``checked`` is the store's own check before a write (``RecordType.checked``): a record it refuses
+    makes every write to the node fail, so whatever it refuses that ``check_record`` did not name is a
+    finding too. Checks added there later are reported here without a change.
+    """
+    go_reads = True
+    try:
+        go_found = go_problems(node, parse_literal(data), go_type, "")
+    except (ValueError, RecursionError):
+        go_found, go_reads = [], False  # not JSON at all: neither implementation reads it
+    try:
+        record = decode(data)
+    except Exception as exc:  # whatever stops the verbs from reading the record is the finding
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        if go_found or not go_reads:
+            why += " (the Go reference cannot read it either)"
+        # One row for the record, plus each value past int64: the kind an operator asked to find.
+        return [Finding(node, UNREADABLE, why)] + [f for f in go_found if f.kind == BEYOND_INT64]
+    found = go_found + check_record(node, record)
+    if checked is not None and not any(f.kind in _SEMANTIC for f in found):
+        try:
+            checked(record)
+        except Exception as exc:  # the store's words for why it would refuse the write
+            found.append(Finding(node, WRITE_REFUSED, "every write to the node fails: " + " ".join(str(exc).split())))
+    return found
+
+
+_SEMANTIC = frozenset({NEGATIVE, ABOVE_CAPACITY, NO_CAPACITY, BEYOND_INT64})
+
+
+def parse_literal(data: bytes) -> Any:
+    """The record's JSON with float literals kept as ``FloatLiteral`` and integers exact (however large)."""
+    return json.loads(data, parse_float=FloatLiteral, parse_constant=FloatLiteral)
+
+
+def go_problems(node: str, doc: Any, kind: GoType, path: str) -> list[Finding]:
+    """Where the Go reference's decoder would fail on ``doc`` read as ``kind``: one finding per place."""
+    if doc is None:
+        return []
+    if kind == "int":
+        if isinstance(doc, FloatLiteral):
+            return [Finding(node, GO_UNDECODABLE, f"{path} is {doc}: the Go reference reads only integers there")]
+        if isinstance(doc, int) and not isinstance(doc, bool):
+            if INT64_MIN <= doc <= INT64_MAX:
+                return []
+            return [Finding(node, BEYOND_INT64, f"{path} is {doc}, past int64 (±9223372036854775807)")]
+        return [_mismatch(node, doc, path, "an integer")]
+    if kind == "string":
+        return [] if isinstance(doc, str) else [_mismatch(node, doc, path, "a string")]
+    assert isinstance(kind, tuple)
+    shape, inner = kind
+    found: list[Finding] = []
+    if shape == "struct":
+        if not isinstance(doc, dict):
+            return [_mismatch(node, doc, path, "an object")]
+        for name, field in inner.items():
+            found += go_problems(node, doc.get(name), field, f"{path}.{name}" if path else name)
+    elif shape == "map":
+        if not isinstance(doc, dict):
+            return [_mismatch(node, doc, path, "an object")]
+        for key, value in doc.items():
+            found += go_problems(node, value, inner, f"{path}[{json.dumps(key)}]")
+    elif shape == "list":
+        if not isinstance(doc, list):
+            return [_mismatch(node, doc, path, "an array")]
+        for i, value in enumerate(doc):
+            found += go_problems(node, value, inner, f"{path}[{i}]")
+    return found
+
+
+def _mismatch(node: str, doc: Any, path: str, wanted: str) -> Finding:
+    text = json.dumps(doc)
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return Finding(node, GO_UNDECODABLE, f"{path or 'the record'} is {shown}: the Go reference needs {wanted} there")
+
+
+def node_of(key: str, directory: str) -> str:
+    """The node a key belongs to: the part after the plugin's directory, as the verbs name it."""
+    return key[len(directory) :] if key.startswith(directory) else key

@@ -1,0 +1,40 @@
+"""What ``resource-gpu doctor`` checks in one stored GPU record (pure: a decoded record in, findings out)."""
+
+from __future__ import annotations
+
+from resource_extend.diagnosis import (
+    ABOVE_CAPACITY,
+    NEGATIVE,
+    NO_CAPACITY,
+    SET_CAPACITY,
+    Finding,
+    GoType,
+)
+from resource_extend.gpu.prodmap import MaybeMap
+from resource_extend.gpu.record import GpuRecord
+
+# The reference's record: NodeResourceInfo{Capacity, Usage *NodeResource{ProdCountMap map[string]int}}.
+_RESOURCE: GoType = ("struct", {"prod_count_map": ("map", "int")})
+GO_RECORD: GoType = ("struct", {"capacity": _RESOURCE, "usage": _RESOURCE})
+
+
+def check_record(node: str, record: GpuRecord) -> list[Finding]:
+    """Counts a readable record should not hold: negative ones, and usage the capacity does not cover."""
+    found = _negative(node, "capacity", record.capacity) + _negative(node, "usage", record.usage)
+    capacity = record.capacity or {}
+    for product, used in sorted((record.usage or {}).items()):
+        if used <= 0:
+            continue
+        if product not in capacity:
+            found.append(Finding(node, NO_CAPACITY, f"usage has {used} x {product}, capacity has none"))
+        elif used > capacity[product]:
+            found.append(Finding(node, ABOVE_CAPACITY, f"{product}: usage {used} > capacity {capacity[product]}"))
+    return found
+
+
+def _negative(node: str, side: str, counts: MaybeMap) -> list[Finding]:
+    return [
+        Finding(node, NEGATIVE, f"{side} {product} is {count}", SET_CAPACITY if side == "capacity" else None)
+        for product, count in sorted((counts or {}).items())
+        if count < 0
+    ]

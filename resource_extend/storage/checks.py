@@ -1,0 +1,82 @@
+"""What ``resource-storage doctor`` checks in one stored storage record (pure: a decoded record in, findings out)."""
+
+from __future__ import annotations
+
+from resource_extend.diagnosis import (
+    ABOVE_CAPACITY,
+    NEGATIVE,
+    NO_CAPACITY,
+    SET_CAPACITY,
+    Finding,
+    GoType,
+)
+from resource_extend.storage.disk import Disk, disk_by_device
+from resource_extend.storage.record import NodeResource, StorageRecord
+
+# The reference's record: NodeResourceInfo{Capacity, Usage *NodeResource}, as its json tags name the fields.
+_DISK: GoType = (
+    "struct",
+    {
+        "device": "string",
+        "mounts": ("list", "string"),
+        "read_IOPS": "int",
+        "write_IOPS": "int",
+        "read_bps": "int",
+        "write_bps": "int",
+    },
+)
+_RESOURCE: GoType = ("struct", {"volumes": ("map", "int"), "disks": ("list", _DISK), "storage": "int"})
+GO_RECORD: GoType = ("struct", {"capacity": _RESOURCE, "usage": _RESOURCE})
+_QUOTA = ("read_IOPS", "write_IOPS", "read_bps", "write_bps")
+
+
+def check_record(node: str, record: StorageRecord) -> list[Finding]:
+    """Numbers a readable record should not hold: negative ones, and usage the capacity does not cover."""
+    capacity = record.capacity or NodeResource()
+    usage = record.usage or NodeResource()
+    found = _negative(node, "capacity", capacity) + _negative(node, "usage", usage)
+    if usage.storage > capacity.storage >= 0:
+        found.append(Finding(node, ABOVE_CAPACITY, f"storage: usage {usage.storage} > capacity {capacity.storage}"))
+    volumes = capacity.volumes or {}
+    for device, used in sorted((usage.volumes or {}).items()):
+        if used <= 0:
+            continue
+        if device not in volumes:
+            found.append(Finding(node, NO_CAPACITY, f"usage has volume {device} ({used} bytes), capacity has none"))
+        elif used > volumes[device] >= 0:
+            found.append(Finding(node, ABOVE_CAPACITY, f"volume {device}: usage {used} > capacity {volumes[device]}"))
+    for disk in usage.disks or ():
+        if not any(q > 0 for q in disk.quota):
+            continue
+        have = disk_by_device(capacity.disks or [], disk.device)
+        if have is None:
+            found.append(Finding(node, NO_CAPACITY, f"usage has disk {disk.device}, capacity has none"))
+            continue
+        for name, used, cap in zip(_QUOTA, disk.quota, have.quota):
+            if used > cap >= 0:
+                found.append(Finding(node, ABOVE_CAPACITY, f"disk {disk.device} {name}: usage {used} > capacity {cap}"))
+    return found
+
+
+def _negative(node: str, side: str, resource: NodeResource) -> list[Finding]:
+    found = []
+    if resource.storage < 0:
+        found.append(Finding(node, NEGATIVE, f"{side} storage is {resource.storage}", _repair(side)))
+    for device, size in sorted((resource.volumes or {}).items()):
+        if size < 0:
+            found.append(Finding(node, NEGATIVE, f"{side} volume {device} is {size}", _repair(side)))
+    for disk in resource.disks or ():
+        found += _negative_disk(node, side, disk)
+    return found
+
+
+def _negative_disk(node: str, side: str, disk: Disk) -> list[Finding]:
+    return [
+        Finding(node, NEGATIVE, f"{side} disk {disk.device} {name} is {value}", _repair(side))
+        for name, value in zip(_QUOTA, disk.quota)
+        if value < 0
+    ]
+
+
+def _repair(side: str) -> str | None:
+    return SET_CAPACITY if side == "capacity" else None

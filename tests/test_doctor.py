@@ -1,0 +1,193 @@
+"""``resource-<plugin> doctor`` finds each kind of problem in a store seeded with raw bytes, and writes nothing."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from resource_extend.devetcd import DevEtcd
+from resource_extend.diagnosis import examine
+from resource_extend.gpu import checks as gpu_checks
+from resource_extend.gpu.record import GpuRecord, GpuRecords
+from tests.conftest import PluginDir
+
+
+def seed(etcd: DevEtcd, key: str, value: bytes) -> None:
+    """Raw bytes, as another writer (or a hand with etcdctl) could leave them."""
+    body = {"key": base64.b64encode(key.encode()).decode(), "value": base64.b64encode(value).decode()}
+    etcd.call("/v3/kv/put", body)
+
+
+def revision(etcd: DevEtcd) -> int:
+    return int(etcd.call("/v3/kv/range", {"key": base64.b64encode(b"/").decode()})["header"]["revision"])
+
+
+def doctor(plugin: PluginDir, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
+    return subprocess.run(
+        [plugin.exe, "doctor", *flags], cwd=plugin.path, capture_output=True, text=True, timeout=60, env=env,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def findings(plugin: PluginDir) -> list[dict[str, str]]:
+    done = doctor(plugin, "--json")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""
+    doc = json.loads(done.stdout)
+    assert doc["directory"] == plugin.key("")
+    found: list[dict[str, str]] = doc["findings"]
+    return found
+
+
+def kinds(found: list[dict[str, str]], node: str) -> list[str]:
+    return [f["problem"] for f in found if f["node"] == node]
+
+
+def detail(found: list[dict[str, str]], node: str, problem: str) -> str:
+    return next(f["detail"] for f in found if f["node"] == node and f["problem"] == problem)
+
+
+def test_doctor_on_a_clean_store_says_so_and_exits_0(gpu: PluginDir) -> None:
+    gpu.ok("add-node", {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3090": 2}}})
+    gpu.ok("set-node-resource-usage", {"nodename": "n1", "resource_request": {"prod_count_map": {"nvidia-3090": 2}}})
+    done = doctor(gpu)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"no problems found under {gpu.key('')}\n"
+    assert json.loads(doctor(gpu, "--json").stdout) == {"directory": gpu.key(""), "records": 1, "findings": []}
+
+
+def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:
+    seed(gpu.etcd, gpu.key("garbage"), b"\xff not json")
+    seed(gpu.etcd, gpu.key("huge"), b'{"capacity":{"prod_count_map":{"a100":9223372036854775808}}}')
+    seed(gpu.etcd, gpu.key("typed"), b'{"capacity":{"prod_count_map":{"a100":"2"}}}')
+    seed(gpu.etcd, gpu.key("floaty"), b'{"capacity":{"prod_count_map":{"a100":2.0}},"usage":{"prod_count_map":{}}}')
+    seed(gpu.etcd, gpu.key("over"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":3}}}')
+    seed(gpu.etcd, gpu.key("minus"), b'{"capacity":{"prod_count_map":{"a100":-1}},"usage":{"prod_count_map":{}}}')
+    seed(gpu.etcd, gpu.key("stray"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"t4":1}}}')
+    seed(gpu.etcd, gpu.key("zero"), b'{"capacity":{"prod_count_map":{"a100":0}},"usage":{"prod_count_map":{}}}')
+    gpu.ok("add-node", {"nodename": "fine", "resource": {"prod_count_map": {"a100": 2}}})
+    found = findings(gpu)
+    assert kinds(found, "garbage") == ["unreadable"]
+    assert "invalid JSON" in detail(found, "garbage", "unreadable")
+    assert kinds(found, "huge") == ["unreadable", "beyond-int64"]
+    assert "9223372036854775808" in detail(found, "huge", "beyond-int64")
+    assert kinds(found, "typed") == ["unreadable"]
+    assert "Go reference cannot read it either" in detail(found, "typed", "unreadable")
+    # Python reads 2.0 as 2; Go's decoder refuses a fraction in an int field.
+    assert kinds(found, "floaty") == ["go-undecodable"]
+    assert detail(found, "floaty", "go-undecodable").startswith('capacity.prod_count_map["a100"] is 2.0')
+    assert kinds(found, "over") == ["usage-above-capacity"]
+    assert detail(found, "over", "usage-above-capacity") == "a100: usage 3 > capacity 2"
+    assert kinds(found, "minus") == ["negative"]
+    assert kinds(found, "stray") == ["usage-without-capacity"]
+    # What the store's own check before a write refuses is named in its words.
+    assert kinds(found, "zero") == ["write-refused"]
+    assert "count is less than or equal to zero" in detail(found, "zero", "write-refused")
+    assert kinds(found, "fine") == []
+    repairs = {f["problem"]: f["repair"] for f in found}
+    assert repairs["unreadable"] == "set-node-resource-info"
+    assert repairs["usage-above-capacity"] == "fix-node-resource"
+    assert repairs["negative"] == "set-node-resource-capacity"  # the negative count is a capacity's
+
+
+def test_doctor_finds_each_kind_of_storage_problem(tmp_path: Path, etcd: DevEtcd, prefix: str) -> None:
+    storage = PluginDir("storage", tmp_path, etcd, prefix)
+    disk = '{"device":"/dev/vda","mounts":["/data0"],"read_IOPS":10,"write_IOPS":10,"read_bps":1,"write_bps":1}'
+    capacity = f'{{"volumes":{{"/data0":100}},"disks":[{disk}],"storage":1000}}'
+    seed(etcd, storage.key("not-object"), b"[1,2]")
+    seed(etcd, storage.key("huge"), b'{"capacity":{"volumes":{},"disks":[],"storage":99999999999999999999}}')
+    seed(etcd, storage.key("typed"), b'{"capacity":{"volumes":[],"disks":[],"storage":1}}')
+    seed(etcd, storage.key("exp"), b'{"capacity":{"volumes":{},"disks":[],"storage":1e3},"usage":null}')
+    seed(etcd, storage.key("over"), f'{{"capacity":{capacity},"usage":{{"volumes":{{"/data0":200}},"storage":2000,'
+                                    f'"disks":[{{"device":"/dev/vda","read_IOPS":20}}]}}}}'.encode())  # fmt: skip
+    seed(etcd, storage.key("minus"), f'{{"capacity":{capacity},"usage":{{"storage":-5}}}}'.encode())
+    seed(etcd, storage.key("stray"), f'{{"capacity":{capacity},"usage":{{"volumes":{{"/data9":1}},'
+                                     f'"disks":[{{"device":"/dev/vdz","write_bps":1}}]}}}}'.encode())  # fmt: skip
+    seed(etcd, storage.key("no-capacity"), b'{"capacity":null,"usage":{"volumes":{},"disks":[],"storage":0}}')
+    storage.ok("add-node", {"nodename": "fine", "resource": {"volumes": ["/data0:1T"], "storage": "1T"}})
+    found = findings(storage)
+    assert kinds(found, "not-object") == ["unreadable"]
+    assert kinds(found, "huge") == ["unreadable", "beyond-int64"]
+    assert kinds(found, "typed") == ["unreadable"]
+    assert kinds(found, "exp") == ["go-undecodable"]
+    assert detail(found, "exp", "go-undecodable").startswith("capacity.storage is 1e3")
+    assert kinds(found, "over") == ["usage-above-capacity"] * 3
+    assert {f["detail"] for f in found if f["node"] == "over"} == {
+        "storage: usage 2000 > capacity 1000",
+        "volume /data0: usage 200 > capacity 100",
+        "disk /dev/vda read_IOPS: usage 20 > capacity 10",
+    }
+    assert kinds(found, "minus") == ["negative"]
+    assert detail(found, "minus", "negative") == "usage storage is -5"
+    assert kinds(found, "stray") == ["usage-without-capacity"] * 2
+    assert kinds(found, "no-capacity") == ["write-refused"]
+    assert detail(found, "no-capacity", "write-refused") == "every write to the node fails: invalid capacity"
+    assert kinds(found, "fine") == []
+
+
+def test_doctor_table_shows_each_finding_with_the_verb_that_repairs_it(gpu: PluginDir) -> None:
+    seed(gpu.etcd, gpu.key("over"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":3}}}')
+    seed(gpu.etcd, gpu.key("garbage"), b"{")
+    done = doctor(gpu)
+    assert (done.returncode, done.stderr) == (1, "")
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["NODE", "PROBLEM", "DETAIL", "REPAIR", "WITH"]
+    assert lines[1].startswith("garbage  unreadable") and lines[1].endswith("set-node-resource-info")
+    assert lines[2].startswith("over     usage-above-capacity") and lines[2].endswith("fix-node-resource")
+    assert lines[-1] == f"2 problem(s) on 2 node(s) under {gpu.key('')}"
+
+
+def test_doctor_writes_nothing(gpu: PluginDir) -> None:
+    seed(gpu.etcd, gpu.key("over"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":3}}}')
+    before = (revision(gpu.etcd), gpu.etcd.dump(gpu.key("")))
+    assert doctor(gpu).returncode == 1
+    assert (revision(gpu.etcd), gpu.etcd.dump(gpu.key(""))) == before
+
+
+def test_doctor_is_no_verb_core_sees(gpu: PluginDir) -> None:
+    assert "doctor" not in gpu.ok("verbs")
+
+
+def test_doctor_without_etcd_fails_with_one_line(gpu: PluginDir, silent_endpoint: str) -> None:
+    timeouts = {"total_timeout": 1, "request_timeout": 0.5}
+    gpu.configure(etcd={"machines": [silent_endpoint], "prefix": gpu.prefix, **timeouts})
+    done = doctor(gpu)
+    assert done.returncode == 128
+    assert done.stdout == ""
+    assert done.stderr.startswith("resource-gpu doctor: ") and done.stderr.count("\n") == 1
+
+
+def test_json_is_refused_outside_doctor(gpu: PluginDir) -> None:
+    done = subprocess.run([gpu.exe, "verbs", "--json"], cwd=gpu.path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--json" in done.stderr
+
+
+counts = st.dictionaries(st.sampled_from(["nvidia-3090", "a100", "t4"]), st.integers(1, 2**62), max_size=3)
+
+
+@given(counts, st.data())
+def test_records_the_plugin_writes_have_no_findings(capacity: dict[str, int], data: Any) -> None:
+    usage = {p: data.draw(st.integers(1, k)) for p, k in capacity.items() if data.draw(st.booleans())}
+    records = GpuRecords()
+    stored = records.encode(records.checked(GpuRecord(capacity, usage)))
+    found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record, records.checked)
+    assert found == []
+
+
+@given(counts, st.sampled_from(["nvidia-3090", "a100", "t4"]), st.integers(1, 5))
+def test_usage_beyond_capacity_is_always_found(capacity: dict[str, int], product: str, extra: int) -> None:
+    usage = {product: capacity.get(product, 0) + extra}
+    records = GpuRecords()
+    stored = records.encode(GpuRecord(capacity, usage))
+    found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record)
+    expected = "usage-above-capacity" if product in capacity else "usage-without-capacity"
+    assert [f.kind for f in found] == [expected]
