@@ -140,15 +140,28 @@ def config_path(plugin: str, flag_value: str | None) -> str:
     return f"{plugin}.yaml"
 
 
+def _not_found(plugin: str, path: str, flag_value: str | None) -> str:
+    """Name the file looked for, where it came from, and the fix that applies to that source."""
+    if flag_value:
+        return f"config {path}: file not found (Machines is required, but blank): check the path given to --config"
+    if os.environ.get(CONFIG_ENV):
+        return f"config {path}: file not found (Machines is required, but blank): check the path in ${CONFIG_ENV}"
+    try:
+        here = os.getcwd()
+    except OSError:  # the working directory was removed under us
+        here = "the working directory"
+    return (
+        f"config {os.path.join(here, path)}: file not found (Machines is required, but blank): "
+        f"put {plugin}.yaml in {here} (core's resource_plugin.dir), pass --config PATH, or set {CONFIG_ENV}"
+    )
+
+
 def load(plugin: str, flag_value: str | None = None) -> Config:
     path = config_path(plugin, flag_value)
     try:
         text = _read(path)
     except FileNotFoundError:
-        raise PluginError(
-            f"config {path}: file not found (Machines is required, but blank): "
-            f"pass --config, set {CONFIG_ENV}, or put {plugin}.yaml in the working directory"
-        ) from None
+        raise PluginError(_not_found(plugin, path, flag_value)) from None
     except OSError as exc:
         raise PluginError(f"config {path}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -73,3 +73,32 @@ def test_json_configs_are_read_directly(tmp_path: Path) -> None:
     path = tmp_path / "gpu.yaml"
     path.write_text('{"etcd": {"machines": ["http://a:2379"]}}')
     assert config.load("gpu", str(path)).etcd.machines == ("http://a:2379",)
+
+
+def test_a_missing_config_given_by_flag_says_to_check_that_path_not_to_pass_the_flag(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nowhere" / "gpu.yaml")
+    with pytest.raises(PluginError) as caught:
+        config.load("gpu", missing)
+    message = str(caught.value)
+    assert missing in message and "check the path given to --config" in message
+    assert "pass --config" not in message
+
+
+def test_a_missing_config_named_by_the_environment_says_to_check_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = str(tmp_path / "gpu.yaml")
+    monkeypatch.setenv(config.CONFIG_ENV, missing)
+    with pytest.raises(PluginError) as caught:
+        config.load("gpu")
+    assert f"check the path in ${config.CONFIG_ENV}" in str(caught.value)
+
+
+def test_a_missing_default_config_names_the_directory_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(config.CONFIG_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PluginError) as caught:
+        config.load("storage")
+    message = str(caught.value)
+    assert f"config {tmp_path}/storage.yaml: file not found" in message
+    assert f"put storage.yaml in {tmp_path}" in message
