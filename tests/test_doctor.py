@@ -128,8 +128,9 @@ def test_doctor_finds_each_kind_of_storage_problem(tmp_path: Path, etcd: DevEtcd
     assert kinds(found, "minus") == ["negative"]
     assert detail(found, "minus", "negative") == "usage storage is -5"
     assert kinds(found, "stray") == ["usage-without-capacity"] * 2
-    assert kinds(found, "no-capacity") == ["write-refused"]
-    assert detail(found, "no-capacity", "write-refused") == "every write to the node fails: invalid capacity"
+    # A record without capacity cannot be read (decision 9), so the doctor reports it with the read's reason.
+    assert kinds(found, "no-capacity") == ["unreadable"]
+    assert "capacity" in detail(found, "no-capacity", "unreadable")
     assert kinds(found, "fine") == []
 
 
