@@ -35,10 +35,11 @@ build-grpc: $(STAMP) ## build both executables with the gRPC transport into buil
 test: build ## run the whole test suite (starts its own throwaway etcd)
 	$(PY) -m pytest -q
 
-lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict
+lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict, import contracts
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 fmt: $(STAMP) ## format the code
 	$(PY) -m ruff check --fix .
