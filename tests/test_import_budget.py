@@ -46,6 +46,8 @@ the command line, verb table, config, JSON, schema checks, store
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.kv resource_extend.store resource_extend.params resource_extend.capacity
     resource_extend.metrics
+the deploy_count bound both plugins' calculate-deploy share (the GPU verb table imports it at load)
+    resource_extend.deploy
 the GPU plugin
     resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
 the storage plugin (its record decodes volumes, disks and bindings)
