@@ -78,13 +78,18 @@ def check(plugin: str, verb: str, direction: str, document: Any) -> None:
             validate(document)  # the whole document, for the message naming the offending row
             raise
     except ValueError as exc:  # the compiled validators' exception classes derive from ValueError
-        message = getattr(exc, "message", None) or str(exc)
-        # Compiled messages call the document "data"; operators know it as the request or response.
-        if message.startswith("data"):
-            message = direction + message[4:]
-        if hasattr(exc, "value"):  # what was sent, so the line shows the value next to the rule it broke
-            message += f", got {_shown(exc.value)}"
-        raise PluginError(f"{direction} does not match the schema: {message}") from None
+        raise PluginError(describe(direction, exc)) from None
+
+
+def describe(direction: str, exc: ValueError) -> str:
+    """The one line a schema violation becomes: the path, the rule, and the value that broke it."""
+    message = getattr(exc, "message", None) or str(exc)
+    # Compiled messages call the document "data"; operators know it as the request or response.
+    if message.startswith("data"):
+        message = direction + message[4:]
+    if hasattr(exc, "value"):  # what was sent, so the line shows the value next to the rule it broke
+        message += f", got {_shown(exc.value)}"
+    return f"{direction} does not match the schema: {message}"
 
 
 def _shown(value: Any) -> str:

@@ -12,17 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
-from resource_extend.validation import ROWS, check, representatives, schema_dir, validator
+from resource_extend.validation import ROWS, check, describe, representatives, schema_dir, validator
 
 
 def full_check(plugin: str, verb: str, document: Any) -> str | None:
     try:
         validator(plugin, verb, "response")(document)
     except ValueError as exc:
-        message = getattr(exc, "message", None) or str(exc)
-        return "response does not match the schema: " + (
-            "response" + message[4:] if message.startswith("data") else message
-        )
+        return describe("response", exc)
     return None
 
 
