@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
-from resource_extend.validation import ROWS, check, representatives, schema_dir, validator
+from resource_extend.validation import ROWS, _shown, check, representatives, schema_dir, validator
 
 
 def full_check(plugin: str, verb: str, document: Any) -> str | None:
@@ -20,8 +20,11 @@ def full_check(plugin: str, verb: str, document: Any) -> str | None:
         validator(plugin, verb, "response")(document)
     except ValueError as exc:
         message = getattr(exc, "message", None) or str(exc)
-        return "response does not match the schema: " + (
-            "response" + message[4:] if message.startswith("data") else message
+        shown = f", got {_shown(exc.value)}" if hasattr(exc, "value") else ""  # as every check's line ends
+        return (
+            "response does not match the schema: "
+            + ("response" + message[4:] if message.startswith("data") else message)
+            + shown
         )
     return None
 
