@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, NoReturn, TypeVar
 
 from resource_extend import __version__
 from resource_extend.errors import PluginError, UsageError
 from resource_extend.verb import Call, Plugin, Verb
 
-R = TypeVar("R")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, NoReturn, TypeVar
+
+    R = TypeVar("R")
 
 EXIT_FAILED = 128
 EXIT_USAGE = 2

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import TYPE_CHECKING
 
 from resource_extend.errors import PluginError
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any

@@ -8,9 +8,12 @@ written without a fraction (Go writes ``1``, Python would write ``1.0``).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from resource_extend.errors import PluginError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 

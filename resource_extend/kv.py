@@ -12,18 +12,30 @@ import contextlib
 import json
 import socket
 import time
-from dataclasses import dataclass
-from typing import Any, Protocol
 
 from resource_extend.config import Endpoint, EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
+from resource_extend.typeshim import Fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    from resource_extend.typeshim import Protocol
 
 
-@dataclass(frozen=True)
-class Entry:
-    key: str
-    value: bytes
-    mod_revision: int
+class Entry(Fields):
+    """One key as read, never changed afterwards (hashable, like the frozen record it was)."""
+
+    __slots__ = ("key", "mod_revision", "value")
+
+    def __init__(self, key: str, value: bytes, mod_revision: int) -> None:
+        self.key = key
+        self.value = value
+        self.mod_revision = mod_revision
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.value, self.mod_revision))
 
 
 class KV(Protocol):

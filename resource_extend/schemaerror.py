@@ -6,7 +6,9 @@ here instead, so an executable validates without importing fastjsonschema on eac
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class JsonSchemaValueException(ValueError):
@@ -31,3 +33,10 @@ class JsonSchemaValuesException(ValueError):
         self.message = "; ".join(error.message for error in errors)
         super().__init__(self.message)
         self.errors = errors
+
+
+class NeverDecimal:
+    """What the compiled validators check numbers against instead of ``decimal.Decimal`` (build.py):
+    requests and records come from ``json.loads``, which never makes a Decimal, so nothing is an instance."""
+
+    __slots__ = ()

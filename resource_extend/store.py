@@ -33,12 +33,7 @@ if TYPE_CHECKING:
 
     J = TypeVar("J", bound=JsonRecord)
 else:
-
-    class Generic:
-        __slots__ = ()
-
-        def __class_getitem__(cls, item):
-            return cls
+    from resource_extend.typeshim import Generic
 
     R = J = None
 

@@ -8,14 +8,15 @@ first use with fastjsonschema instead. tests/ prove both agree with the ``jsonsc
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable
 
 from resource_extend.errors import PluginError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Callable
 
-Validator = Callable[[Any], Any]
+    Validator = Callable[[Any], Any]
 
 
 def schema_dir() -> Path:

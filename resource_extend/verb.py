@@ -10,7 +10,7 @@ generic for the type checker only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
@@ -22,14 +22,7 @@ if TYPE_CHECKING:
     R = TypeVar("R")
     Handler = Callable[["Call[R]"], Any]
 else:
-
-    class Generic:
-        """Stands in for typing.Generic at run time: ``Call[R]`` is only ever read by the type checker."""
-
-        __slots__ = ()
-
-        def __class_getitem__(cls, _item: object) -> type:
-            return cls
+    from resource_extend.typeshim import Generic
 
     R = None
 

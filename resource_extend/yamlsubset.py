@@ -25,7 +25,10 @@ tests/unit/test_yamlsubset.py checks every accepted file against ``yaml.safe_loa
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Unsupported(Exception):

@@ -1,10 +1,11 @@
 """The import budget of a call: every module a store verb or a calculate verb loads is listed here, with why.
 
 Core starts the plugin once per call, so every import is paid on every call (issue 13: ``dataclasses`` and
-``typing`` alone cost ~10 ms of a ~100 ms call). The executable runs as its shebang runs it (``python -IS``,
-the archive's ``__main__`` run the way the interpreter runs a zipapp); what it adds to ``sys.modules`` beyond
-a bare ``python -IS`` must be in ``BUDGET``. A new import fails the test naming the module: cut it, import it
-lazily where it is needed, or add it here with its reason.
+``typing`` alone cost ~10 ms of a ~100 ms call; the call path uses neither, nor ``decimal``: see
+resource_extend/typeshim.py and build.py's ``NeverDecimal``). The executable runs as its shebang runs it
+(``python -IS``, the archive's ``__main__`` run the way the interpreter runs a zipapp); what it adds to
+``sys.modules`` beyond a bare ``python -IS`` must be in ``BUDGET``. A new import fails the test naming the
+module: cut it, import it lazily where it is needed, or add it here with its reason.
 """
 
 from __future__ import annotations
@@ -45,9 +46,7 @@ the command line, verb table, config, JSON, schema checks, store
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.kv resource_extend.store resource_extend.params resource_extend.capacity
-    resource_extend.metrics
-the deploy_count bound both plugins' calculate-deploy share (the GPU verb table imports it at load)
-    resource_extend.deploy
+    resource_extend.metrics resource_extend.typeshim
 the GPU plugin
     resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
 the storage plugin (its record decodes volumes, disks and bindings)
@@ -57,26 +56,22 @@ the storage plugin (its record decodes volumes, disks and bindings)
     resource_extend.storage.workload resource_extend.storage.request
 storage node verbs, imported when one runs
     resource_extend.storage.node_verbs
-storage calculate verbs, imported when one runs (heapq: the scheduler)
-    resource_extend.storage.calculate_verbs resource_extend.storage.scheduler heapq _heapq
+storage calculate verbs, imported when one runs
+    resource_extend.storage.calculate_verbs resource_extend.storage.scheduler
+the deploy count and target node shared by both plugins' calculate verbs (gpu/verbs imports it)
+    resource_extend.deploy
 from __future__ import annotations, in every module
     __future__
 json: requests, responses, records
     json json.decoder json.encoder json.scanner _json
 re: params.py, kv.py, yamlsubset.py, storage/size.py, storage/disk.py
     re re._casefix re._compiler re._constants re._parser _sre enum copyreg
-typing at run time: cli, params, capacity, jsonio, config, kv, store, validation, schemaerror, gpu/*, storage/*
-    typing _typing typing.io typing.re collections.abc
-dataclasses (inspect and the rest come with it): config, kv, store, gpu/record, storage/* (7 modules)
-    dataclasses inspect ast _ast dis opcode _opcode token tokenize linecache copy weakref _weakrefset
-socket: kv.py (the gateway's HTTP connection)
-    socket _socket select selectors errno array
+socket: kv.py (the gateway's HTTP connection); selectors brings collections.abc
+    socket _socket select selectors errno array collections.abc
 base64: kv.py (the gateway speaks base64), gpu/verbs.py
     base64 binascii struct _struct
 math: params.py
     math
-decimal: the compiled validators' isinstance(x, Decimal) checks of numbers
-    decimal _decimal numbers
 """
 )
 VALIDATORS = ("resource_extend._validators_gpu", "resource_extend._validators_storage")
@@ -193,5 +188,6 @@ def test_a_call_loads_the_project_from_the_bytecode_in_the_archive(
 def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
     # What issue 13 measured, and what only help, source checkouts or the grpc transport may load.
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
-             "resource_extend.schemabundle", "resource_extend.grpckv", "site", "zipfile"}  # fmt: skip
+             "resource_extend.schemabundle", "resource_extend.grpckv", "site", "zipfile",
+             "typing", "dataclasses", "inspect", "decimal"}  # fmt: skip
     assert not never & BUDGET.keys()

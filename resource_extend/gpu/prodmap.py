@@ -7,13 +7,16 @@ A map is a plain ``dict[str, int]``. ``None`` stands for a map that was never se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
 
 from resource_extend.errors import PluginError
 from resource_extend.params import strict_int
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 ProdMap = dict[str, int]
-MaybeMap = Optional[ProdMap]
+MaybeMap = ProdMap | None
 
 # Go's strings.TrimSpace trims Unicode White_Space; str.strip() also trims U+001C..U+001F.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"

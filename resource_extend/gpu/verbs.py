@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, Callable
 
 from resource_extend import deploy, params
 from resource_extend.capacity import calculate_remap, deploy_capacity_response, ratio, trunc_div
@@ -22,6 +21,10 @@ from resource_extend.metrics import metrics_nodes
 from resource_extend.params import JSONObject
 from resource_extend.store import check_node_name
 from resource_extend.verb import Call, Plugin, Verb, metric_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 GpuCall = Call[GpuRecord]
 

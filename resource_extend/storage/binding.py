@@ -7,10 +7,10 @@ engine form is what a container runtime is given.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 
 from resource_extend.errors import PluginError
 from resource_extend.storage.size import parse_size
+from resource_extend.typeshim import Fields
 
 _AUTO = "AUTO"
 _GRAMMAR = "source:destination[:flags[:size[:read_IOPS:write_IOPS:read_BPS:write_BPS]]]"
@@ -38,16 +38,28 @@ def _check_flags(text: str, flags: str) -> None:
     )
 
 
-@dataclass
-class VolumeBinding:
-    source: str
-    destination: str
-    flags: str
-    size: int
-    read_iops: int = 0
-    write_iops: int = 0
-    read_bps: int = 0
-    write_bps: int = 0
+class VolumeBinding(Fields):
+    __slots__ = ("destination", "flags", "read_bps", "read_iops", "size", "source", "write_bps", "write_iops")
+
+    def __init__(
+        self,
+        source: str,
+        destination: str,
+        flags: str,
+        size: int,
+        read_iops: int = 0,
+        write_iops: int = 0,
+        read_bps: int = 0,
+        write_bps: int = 0,
+    ) -> None:
+        self.source = source
+        self.destination = destination
+        self.flags = flags
+        self.size = size
+        self.read_iops = read_iops
+        self.write_iops = write_iops
+        self.read_bps = read_bps
+        self.write_bps = write_bps
 
     @classmethod
     def parse(cls, text: str) -> VolumeBinding:
@@ -99,7 +111,16 @@ class VolumeBinding:
         return (self.read_iops, self.write_iops, self.read_bps, self.write_bps)
 
     def copy(self) -> VolumeBinding:
-        return replace(self)
+        return VolumeBinding(
+            self.source,
+            self.destination,
+            self.flags,
+            self.size,
+            self.read_iops,
+            self.write_iops,
+            self.read_bps,
+            self.write_bps,
+        )
 
     def to_string(self, normalize: bool = False) -> str:
         """The stored 8-field form, or (``normalize``) the engine form without the monopoly letter."""

@@ -6,8 +6,6 @@ set-node-resource-usage. Unknown nodes read as the empty record (spec storage-sc
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_extend import params
 from resource_extend.capacity import check_deploy_count, deploy_capacity_response, ratio, trunc_div
 from resource_extend.deploy import deploy_count, target_record, unknown_node
@@ -30,6 +28,10 @@ from resource_extend.storage.workload import (
     volume_changed,
 )
 from resource_extend.verb import Call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 StorageCall = Call[StorageRecord]
 

@@ -6,10 +6,12 @@ mismatch is an error naming the field, so a corrupt record or resource fails lou
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_extend.errors import PluginError
 from resource_extend.params import strict_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def object_or_none(value: Any, where: str) -> dict[str, Any] | None:

@@ -8,26 +8,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
 from resource_extend.errors import PluginError
 from resource_extend.storage import decoding
 from resource_extend.storage.size import parse_size
+from resource_extend.typeshim import Fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 
 
-@dataclass
-class Disk:
-    device: str
-    mounts: list[str] | None
-    read_iops: int = 0
-    write_iops: int = 0
-    read_bps: int = 0
-    write_bps: int = 0
+class Disk(Fields):
+    __slots__ = ("device", "mounts", "read_bps", "read_iops", "write_bps", "write_iops")
+
+    def __init__(
+        self,
+        device: str,
+        mounts: list[str] | None,
+        read_iops: int = 0,
+        write_iops: int = 0,
+        read_bps: int = 0,
+        write_bps: int = 0,
+    ) -> None:
+        self.device = device
+        self.mounts = mounts
+        self.read_iops = read_iops
+        self.write_iops = write_iops
+        self.read_bps = read_bps
+        self.write_bps = write_bps
 
     @classmethod
     def parse(cls, text: str) -> Disk:

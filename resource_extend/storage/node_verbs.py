@@ -7,8 +7,6 @@ the reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10, storage
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_extend import params
 from resource_extend.errors import NodeNotExists, PluginError
 from resource_extend.params import JSONObject
@@ -17,6 +15,10 @@ from resource_extend.storage.request import NodeRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.store import check_node_name
 from resource_extend.verb import Call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 StorageCall = Call[StorageRecord]
 

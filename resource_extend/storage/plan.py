@@ -7,19 +7,24 @@ In JSON a plan is an object keyed by the binding's stored form, e.g.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 from resource_extend.storage import decoding
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.volume import Volumes, first_volume, volumes_from_json
+from resource_extend.typeshim import Fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PlanEntry = tuple[VolumeBinding, Volumes]
 
 
-@dataclass
-class VolumePlan:
-    entries: list[PlanEntry] = field(default_factory=list)
+class VolumePlan(Fields):
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[PlanEntry] | None = None) -> None:
+        self.entries: list[PlanEntry] = [] if entries is None else entries
 
     @classmethod
     def from_json(cls, value: Any, where: str = "volume plan") -> VolumePlan:

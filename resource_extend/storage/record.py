@@ -8,8 +8,6 @@ shape, ``null`` fields included; the validation run before every write is the on
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
 from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
@@ -31,17 +29,27 @@ from resource_extend.storage.volume import (
     volumes_to_json,
 )
 from resource_extend.storage.workload import WorkloadResource
+from resource_extend.typeshim import Fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# What NodeResource() starts with when a side is not given: fresh empties, since None means null.
+_FRESH: Any = object()
 
 # The stored names of a disk's quota fields, in ``Disk.quota`` order.
 _QUOTA_FIELDS = ("read_IOPS", "write_IOPS", "read_bps", "write_bps")
 
 
-@dataclass
-class NodeResource:
+class NodeResource(Fields):
     # None is a field the JSON had as null or lacked; it is written back the same way.
-    volumes: Volumes | None = field(default_factory=dict)
-    disks: list[Disk] | None = field(default_factory=list)
-    storage: int = 0
+    __slots__ = ("disks", "storage", "volumes")
+
+    def __init__(self, volumes: Volumes | None = _FRESH, disks: list[Disk] | None = _FRESH, storage: int = 0) -> None:
+        self.volumes: Volumes | None = {} if volumes is _FRESH else volumes
+        self.disks: list[Disk] | None = [] if disks is _FRESH else disks
+        self.storage = storage
 
     @classmethod
     def from_json(cls, value: Any, where: str = "node resource") -> NodeResource:
@@ -96,10 +104,12 @@ class NodeResource:
         return result
 
 
-@dataclass
-class StorageRecord:
-    capacity: NodeResource | None
-    usage: NodeResource | None
+class StorageRecord(Fields):
+    __slots__ = ("capacity", "usage")
+
+    def __init__(self, capacity: NodeResource | None, usage: NodeResource | None) -> None:
+        self.capacity = capacity
+        self.usage = usage
 
     @classmethod
     def empty(cls) -> StorageRecord:

@@ -6,9 +6,6 @@ list elements dropped) and turn them into the plugin's values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from resource_extend import params
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import (
@@ -23,17 +20,30 @@ from resource_extend.storage.record import NodeResource
 from resource_extend.storage.size import parse_size, size_param
 from resource_extend.storage.volume import Volumes, volumes_total
 from resource_extend.storage.workload import WorkloadResource
+from resource_extend.typeshim import Fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
 
 
-@dataclass
-class WorkloadRequest:
-    volumes_request: list[VolumeBinding] = field(default_factory=list)
-    volumes_limit: list[VolumeBinding] = field(default_factory=list)
-    storage_request: int = 0
-    storage_limit: int = 0
+class WorkloadRequest(Fields):
+    __slots__ = ("storage_limit", "storage_request", "volumes_limit", "volumes_request")
+
+    def __init__(
+        self,
+        volumes_request: list[VolumeBinding] | None = None,
+        volumes_limit: list[VolumeBinding] | None = None,
+        storage_request: int = 0,
+        storage_limit: int = 0,
+    ) -> None:
+        self.volumes_request: list[VolumeBinding] = [] if volumes_request is None else volumes_request
+        self.volumes_limit: list[VolumeBinding] = [] if volumes_limit is None else volumes_limit
+        self.storage_request = storage_request
+        self.storage_limit = storage_limit
 
     @classmethod
     def parse(cls, req: dict[str, Any]) -> WorkloadRequest:
@@ -81,15 +91,24 @@ class WorkloadRequest:
         return result
 
 
-@dataclass
-class NodeRequest:
+class NodeRequest(Fields):
     """A node's resources in request form; ``present`` records which keys the request had."""
 
-    volumes: Volumes = field(default_factory=dict)
-    storage: int = 0
-    disks: list[Disk] = field(default_factory=list)
-    rm_disks: list[str] | None = None
-    present: frozenset[str] = frozenset()
+    __slots__ = ("disks", "present", "rm_disks", "storage", "volumes")
+
+    def __init__(
+        self,
+        volumes: Volumes | None = None,
+        storage: int = 0,
+        disks: list[Disk] | None = None,
+        rm_disks: list[str] | None = None,
+        present: frozenset[str] = frozenset(),
+    ) -> None:
+        self.volumes: Volumes = {} if volumes is None else volumes
+        self.storage = storage
+        self.disks: list[Disk] = [] if disks is None else disks
+        self.rm_disks = rm_disks
+        self.present = present
 
     @classmethod
     def parse(cls, req: dict[str, Any]) -> NodeRequest:

@@ -16,9 +16,7 @@ with the attempt-by-attempt simulation it replaced (tests/unit/test_capacity_wit
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from resource_extend.capacity import trunc_div
 from resource_extend.errors import PluginError
@@ -52,13 +50,25 @@ class InvalidVolume(PluginError):
         super().__init__(f"{detail}: invalid volume")
 
 
-class BindingClasses(NamedTuple):
-    """A request split the way the scheduler treats it (spec §2)."""
+class BindingClasses:
+    """A request split the way the scheduler treats it (spec §2); unpacks as (mono, unlimited, normal, mount)."""
 
-    mono: list[VolumeBinding]  # monopoly, by size ascending (stable)
-    unlimited: list[VolumeBinding]  # size 0 and no quota, as given
-    normal: list[VolumeBinding]  # every other binding to place, by size ascending (stable)
-    mount: list[VolumeBinding]  # real host paths, as given
+    __slots__ = ("mono", "mount", "normal", "unlimited")
+
+    def __init__(
+        self,
+        mono: list[VolumeBinding],
+        unlimited: list[VolumeBinding],
+        normal: list[VolumeBinding],
+        mount: list[VolumeBinding],
+    ) -> None:
+        self.mono = mono  # monopoly, by size ascending (stable)
+        self.unlimited = unlimited  # size 0 and no quota, as given
+        self.normal = normal  # every other binding to place, by size ascending (stable)
+        self.mount = mount  # real host paths, as given
+
+    def __iter__(self) -> Iterator[list[VolumeBinding]]:
+        return iter((self.mono, self.unlimited, self.normal, self.mount))
 
 
 def classify_bindings(bindings: Iterable[VolumeBinding]) -> BindingClasses:
@@ -333,20 +343,31 @@ class _Request:
 # A pass (spec §3.3) and the promotion loop (spec §3.4-3.5)
 
 
-@dataclass
 class _Pass:
-    normal_count: int = 0
-    mono_count: int = 0
-    # Devices of the normal bindings, per kept attempt; None when the request has no normal binding.
-    normal_devices: list[tuple[str, ...]] | None = None
-    # The disk plan every attempt charges when there are only mount bindings.
-    mount_only_disks: list[Disk] | None = None
-    # Bytes per device over all normal plans of the pass, kept or not (for the unlimited target).
-    normal_bytes: dict[str, int] = field(default_factory=dict)
-    # Per kept monopoly plan: the device and each binding's share (shares empty unless kept).
-    mono: list[tuple[str, list[int]]] = field(default_factory=list)
-    mono_bytes: dict[str, int] = field(default_factory=dict)
-    mono_placeholders: bool = False
+    __slots__ = (
+        "mono",
+        "mono_bytes",
+        "mono_count",
+        "mono_placeholders",
+        "mount_only_disks",
+        "normal_bytes",
+        "normal_count",
+        "normal_devices",
+    )
+
+    def __init__(self) -> None:
+        self.normal_count = 0
+        self.mono_count = 0
+        # Devices of the normal bindings, per kept attempt; None when the request has no normal binding.
+        self.normal_devices: list[tuple[str, ...]] | None = None
+        # The disk plan every attempt charges when there are only mount bindings.
+        self.mount_only_disks: list[Disk] | None = None
+        # Bytes per device over all normal plans of the pass, kept or not (for the unlimited target).
+        self.normal_bytes: dict[str, int] = {}
+        # Per kept monopoly plan: the device and each binding's share (shares empty unless kept).
+        self.mono: list[tuple[str, list[int]]] = []
+        self.mono_bytes: dict[str, int] = {}
+        self.mono_placeholders = False
 
 
 def _schedule(host: _Host, request: _Request, bound: int, keep: int) -> _Pass:

@@ -7,10 +7,13 @@ operator wrote for the Go plugin mean the same thing here.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from resource_extend import params
 from resource_extend.errors import PluginError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1

@@ -7,8 +7,6 @@ shapes, and every read-modify-write is one guarded step.
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_extend import params
 from resource_extend.capacity import calculate_remap
 from resource_extend.errors import PluginError
@@ -16,6 +14,10 @@ from resource_extend.metrics import metrics_nodes
 from resource_extend.storage.record import StorageRecord, problems, synthesized_usage
 from resource_extend.store import JsonRecords
 from resource_extend.verb import Call, Plugin, Verb, metric_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 StorageCall = Call[StorageRecord]
 

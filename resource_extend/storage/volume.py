@@ -5,9 +5,11 @@ Plain dicts, so they serialise as they are; the functions here never modify thei
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_extend.storage import decoding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 Volumes = dict[str, int]
 

@@ -7,8 +7,6 @@ difference between two placements that realloc reports.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from resource_extend.errors import PluginError
 from resource_extend.storage import decoding
@@ -23,22 +21,48 @@ from resource_extend.storage.disk import (
 )
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.volume import first_volume, volumes_sub
+from resource_extend.typeshim import Fields
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The key realloc's delta reports its per-device volume change under; core only sums the map.
 DELTA_BINDING = VolumeBinding("fake-source", "fake-destination", "fake-flags", 0)
 
 
-@dataclass
-class WorkloadResource:
-    volumes_request: list[VolumeBinding] = field(default_factory=list)
-    volumes_limit: list[VolumeBinding] = field(default_factory=list)
-    volume_plan_request: VolumePlan = field(default_factory=VolumePlan)
-    volume_plan_limit: VolumePlan = field(default_factory=VolumePlan)
-    storage_request: int = 0
-    storage_limit: int = 0
-    # None is a list the resource never had (JSON null), distinct from an empty one.
-    disks_request: list[Disk] | None = None
-    disks_limit: list[Disk] | None = None
+class WorkloadResource(Fields):
+    __slots__ = (
+        "disks_limit",
+        "disks_request",
+        "storage_limit",
+        "storage_request",
+        "volume_plan_limit",
+        "volume_plan_request",
+        "volumes_limit",
+        "volumes_request",
+    )
+
+    def __init__(
+        self,
+        volumes_request: list[VolumeBinding] | None = None,
+        volumes_limit: list[VolumeBinding] | None = None,
+        volume_plan_request: VolumePlan | None = None,
+        volume_plan_limit: VolumePlan | None = None,
+        storage_request: int = 0,
+        storage_limit: int = 0,
+        disks_request: list[Disk] | None = None,
+        disks_limit: list[Disk] | None = None,
+    ) -> None:
+        self.volumes_request: list[VolumeBinding] = [] if volumes_request is None else volumes_request
+        self.volumes_limit: list[VolumeBinding] = [] if volumes_limit is None else volumes_limit
+        self.volume_plan_request = VolumePlan() if volume_plan_request is None else volume_plan_request
+        self.volume_plan_limit = VolumePlan() if volume_plan_limit is None else volume_plan_limit
+        self.storage_request = storage_request
+        self.storage_limit = storage_limit
+        # None is a list the resource never had (JSON null), distinct from an empty one.
+        self.disks_request = disks_request
+        self.disks_limit = disks_limit
 
     @classmethod
     def from_json(cls, value: Any) -> WorkloadResource:
@@ -69,13 +93,21 @@ class WorkloadResource:
         }
 
 
-@dataclass
-class EngineParams:
-    # None (JSON null) when the workload has no bindings at all, as the reference emits.
-    volumes: list[str] | None = None
-    volume_changed: bool = False
-    storage: int = 0
-    iops_options: dict[str, str] = field(default_factory=dict)
+class EngineParams(Fields):
+    __slots__ = ("iops_options", "storage", "volume_changed", "volumes")
+
+    def __init__(
+        self,
+        volumes: list[str] | None = None,
+        volume_changed: bool = False,
+        storage: int = 0,
+        iops_options: dict[str, str] | None = None,
+    ) -> None:
+        # None (JSON null) when the workload has no bindings at all, as the reference emits.
+        self.volumes = volumes
+        self.volume_changed = volume_changed
+        self.storage = storage
+        self.iops_options: dict[str, str] = {} if iops_options is None else iops_options
 
     def to_json(self) -> dict[str, Any]:
         return {
