@@ -46,10 +46,10 @@ fmt: $(STAMP) ## format the code
 	$(PY) -m ruff format .
 
 demo: build ## play core against a throwaway etcd
-	$(PY) -m resource_extend.demo
+	$(PY) -m resource_extend_dev.demo
 
 bench: build ## per-call cost, measured side by side
-	$(PY) -m resource_extend.bench
+	$(PY) -m resource_extend_dev.bench
 
 docs-examples: build ## rewrite the outputs shown in README.md and docs/ from what the executables print (review: git diff)
 	$(PY) -m tests.test_docs --update

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend.conformance import check_case
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import ROOT, executable
+from resource_extend_dev.conformance import check_case
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import ROOT, executable
 
 CASE: dict[str, Any] = {
     "id": "kit/remap",
@@ -63,7 +63,7 @@ def test_the_command_line_prints_a_verdict_per_case_and_the_totals() -> None:
         [
             sys.executable,
             "-m",
-            "resource_extend.conformance",
+            "resource_extend_dev.conformance",
             "--gpu",
             executable("gpu"),
             "-k",

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend.devetcd import DevEtcd, binary
+from resource_extend_dev.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -6,11 +6,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend.conformance import check_case, load_cases
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import PLUGINS, VECTORS, executable
-
-CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
+from resource_extend_dev.conformance import check_case
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import CASES, PLUGINS, executable
 
 
 def test_every_plugin_in_the_repo_has_vectors() -> None:
