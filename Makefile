@@ -9,7 +9,7 @@ EXECUTABLES := resource-gpu resource-storage
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: help venv build build-grpc test lint fmt demo bench docs-examples clean
+.PHONY: help venv build build-grpc check test lint fmt demo bench docs-examples clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -31,6 +31,9 @@ $(EXECUTABLES): $(STAMP) $(SOURCES)
 
 build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
 	$(PY) build.py --grpc --python $(PYTHON)
+
+check: $(STAMP) ## the unit tests alone (no etcd, no build): the quick loop while editing
+	$(PY) -m pytest -q tests/unit
 
 test: build ## run the whole test suite (starts its own throwaway etcd)
 	$(PY) -m pytest -q
