@@ -67,7 +67,7 @@ def test_the_command_line_prints_a_verdict_per_case_and_the_totals() -> None:
             "--gpu",
             executable("gpu"),
             "-k",
-            "protocol/name",
+            "gpu/name/",
             str(ROOT / "tests" / "vectors" / "protocol.jsonl"),
         ],
         capture_output=True,
@@ -77,4 +77,4 @@ def test_the_command_line_prints_a_verdict_per_case_and_the_totals() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "1 passed, 0 failed"
-    assert "ok   protocol/name/gpu" in done.stdout
+    assert "ok   gpu/name/gpu" in done.stdout
