@@ -35,8 +35,10 @@ build-grpc: $(STAMP) ## build both executables with the gRPC transport into buil
 check: $(STAMP) ## the unit tests alone (no etcd, no build): the quick loop while editing
 	$(PY) -m pytest -q tests/unit
 
-test: build ## run the whole test suite (starts its own throwaway etcd)
-	$(PY) -m pytest -q
+# One worker per core, each with its own etcd (the session fixture); --dist loadfile keeps a test file on one
+# worker, so its module fixtures (one gRPC build, the docs pages' shared store) are made once and run in order.
+test: build ## run the whole test suite (starts its own throwaway etcds, one per worker)
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict, import contracts
 	$(PY) -m ruff check .
