@@ -9,7 +9,7 @@ EXECUTABLES := resource-gpu resource-storage
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: help venv build build-grpc test lint fmt demo bench docs-examples clean
+.PHONY: help venv build build-grpc check test lint fmt demo bench docs-examples clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -32,8 +32,13 @@ $(EXECUTABLES): $(STAMP) $(SOURCES)
 build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
 	$(PY) build.py --grpc --python $(PYTHON)
 
-test: build ## run the whole test suite (starts its own throwaway etcd)
-	$(PY) -m pytest -q
+check: $(STAMP) ## the unit tests alone (no etcd, no build): the quick loop while editing
+	$(PY) -m pytest -q tests/unit
+
+# One worker per core, each with its own etcd (the session fixture); --dist loadfile keeps a test file on one
+# worker, so its module fixtures (one gRPC build, the docs pages' shared store) are made once and run in order.
+test: build ## run the whole test suite (starts its own throwaway etcds, one per worker)
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict, import contracts
 	$(PY) -m ruff check .
@@ -46,10 +51,10 @@ fmt: $(STAMP) ## format the code
 	$(PY) -m ruff format .
 
 demo: build ## play core against a throwaway etcd
-	$(PY) -m resource_extend.demo
+	$(PY) -m resource_extend_dev.demo
 
 bench: build ## per-call cost, measured side by side
-	$(PY) -m resource_extend.bench
+	$(PY) -m resource_extend_dev.bench
 
 docs-examples: build ## rewrite the outputs shown in README.md and docs/ from what the executables print (review: git diff)
 	$(PY) -m tests.test_docs --update

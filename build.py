@@ -243,9 +243,6 @@ from {module} import {function}
 {function}()
 """
 
-# Development helpers that a plugin call never imports; they stay out of the executables.
-DEV_ONLY = ("bench.py", "demo.py", "devetcd.py", "conformance.py")
-
 
 def sh(*args: str) -> None:
     subprocess.run(args, check=True)
@@ -265,7 +262,7 @@ def stage(plugin: str, out: Path, deps: Path, extract: bool = False) -> None:
             if path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
                 path.unlink()
     others = [p for p in PLUGINS if p != plugin]
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_validators_*", "_schemas", *others, *DEV_ONLY)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_validators_*", "_schemas", *others)
     shutil.copytree(ROOT / "resource_extend", out / "resource_extend", ignore=ignore)
     (out / "plugins").mkdir()
     shutil.copy2(ROOT / "plugins" / "__init__.py", out / "plugins")

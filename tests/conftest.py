@@ -1,4 +1,4 @@
-"""Shared fixtures: one real etcd for the session, the built executables, plugin directories."""
+"""Shared fixtures: one real etcd for the session, plugin directories; the helpers live in tests/support.py."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import settings
 
-from resource_extend.conformance import Outcome, run_plugin, write_config
-from resource_extend.devetcd import DevEtcd, binary
+from resource_extend_dev.devetcd import DevEtcd, binary
+from tests.support import PASSWORD, PluginDir
 
 # CI replays a fixed set of examples (the same every run, and run here before each landing), so a
 # submission cannot fail on a random draw nobody saw; local runs keep exploring new examples.
@@ -22,10 +21,6 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-ROOT = Path(__file__).resolve().parent.parent
-VECTORS = ROOT / "tests" / "vectors"
-# A plugin is part of this repo once its entry module exists; its executable must then be built.
-PLUGINS = [p for p in ("gpu", "storage") if (ROOT / "plugins" / f"{p}.py").exists()]
 _prefixes = itertools.count()
 
 
@@ -35,46 +30,10 @@ def etcd() -> Iterator[DevEtcd]:
         yield server
 
 
-def executable(plugin: str) -> str:
-    path = ROOT / f"resource-{plugin}"
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"{path.name} is not built: run `make build` (make test does it first)")
-    return str(path)
-
-
 @pytest.fixture
 def prefix() -> str:
     """A fresh etcd namespace per test, so tests never see each other's records."""
     return f"/test/{os.getpid()}-{next(_prefixes)}"
-
-
-class PluginDir:
-    """A plugin directory as core lays it out: the executable is run with cwd here, its yaml beside it."""
-
-    def __init__(self, plugin: str, path: Path, etcd: DevEtcd, prefix: str) -> None:
-        self.plugin, self.path, self.etcd, self.prefix = plugin, path, etcd, prefix
-        self.exe = executable(plugin)
-        self.configure()
-
-    def configure(self, **extra: Any) -> None:
-        write_config(str(self.path), self.plugin, self.etcd.url, self.prefix, extra or None)
-
-    def key(self, node: str) -> str:
-        return f"{self.prefix}/resource/{self.plugin}/{node}"
-
-    def call(self, verb: str, request: Any = None, raw: bytes | None = None, **kw: Any) -> Outcome:
-        import json
-
-        stdin = raw if raw is not None else json.dumps({} if request is None else request).encode()
-        return run_plugin(self.exe, verb, stdin, str(self.path), **kw)
-
-    def ok(self, verb: str, request: Any = None) -> Any:
-        import json
-
-        out = self.call(verb, request)
-        assert out.status == 0, out.stderr
-        assert out.stderr == ""
-        return json.loads(out.stdout)
 
 
 @pytest.fixture
@@ -106,9 +65,6 @@ def tls_etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevEtcd
         yield server_etcd, files
 
 
-PASSWORD = "pw-Zq9-never-printed"
-
-
 @pytest.fixture(scope="session")
 def auth_etcd() -> Iterator[DevEtcd]:
     with DevEtcd() as server:
@@ -134,24 +90,3 @@ def silent_endpoint() -> Iterator[str]:
     server.listen(64)
     yield f"http://127.0.0.1:{server.getsockname()[1]}"
     server.close()
-
-
-def race(exe: str, work: Path, request: Any, writers: int, rounds: int) -> list[Outcome]:
-    """``writers`` processes at once, each calling set-node-resource-usage ``rounds`` times; the failures."""
-    import json
-    import threading
-
-    failures: list[Outcome] = []
-
-    def writer() -> None:
-        for _ in range(rounds):
-            out = run_plugin(exe, "set-node-resource-usage", json.dumps(request).encode(), str(work))
-            if out.status != 0:
-                failures.append(out)
-
-    threads = [threading.Thread(target=writer) for _ in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return failures

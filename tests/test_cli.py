@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend.conformance import run_plugin
-from resource_extend.devetcd import DevEtcd, free_port
-from tests.conftest import PLUGINS, PluginDir, executable
+from resource_extend_dev.conformance import run_plugin
+from resource_extend_dev.devetcd import DevEtcd, free_port
+from tests.support import PLUGINS, PluginDir, executable
 
 FULL = {"capacity": {"prod_count_map": {"nvidia-3070": 4, "nvidia-3090": 4}}, "usage": {"prod_count_map": {}}}
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from resource_extend import config
-from resource_extend.conformance import run_plugin
 from resource_extend.errors import PluginError
 from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
 from resource_extend.storage.verbs import PLUGIN as STORAGE_PLUGIN
-from tests.conftest import executable
+from resource_extend_dev.conformance import run_plugin
+from tests.support import executable
 
 GOOD = "http://127.0.0.1:2379"
 

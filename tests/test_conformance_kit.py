@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend.conformance import check_case
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import ROOT, executable
+from resource_extend_dev.conformance import check_case
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import ROOT, executable
 
 CASE: dict[str, Any] = {
     "id": "kit/remap",
@@ -63,11 +63,11 @@ def test_the_command_line_prints_a_verdict_per_case_and_the_totals() -> None:
         [
             sys.executable,
             "-m",
-            "resource_extend.conformance",
+            "resource_extend_dev.conformance",
             "--gpu",
             executable("gpu"),
             "-k",
-            "protocol/name",
+            "gpu/name/",
             str(ROOT / "tests" / "vectors" / "protocol.jsonl"),
         ],
         capture_output=True,
@@ -77,4 +77,4 @@ def test_the_command_line_prints_a_verdict_per_case_and_the_totals() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "1 passed, 0 failed"
-    assert "ok   protocol/name/gpu" in done.stdout
+    assert "ok   gpu/name/gpu" in done.stdout

@@ -6,14 +6,18 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import ROOT, executable
+from tests.support import ROOT, executable
 
 
 def test_the_demo_plays_core_with_both_plugins() -> None:
     for plugin in ("gpu", "storage"):
         executable(plugin)
     done = subprocess.run(
-        [sys.executable, "-m", "resource_extend.demo", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "resource_extend_dev.demo", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -33,7 +37,7 @@ def test_the_demo_plays_core_with_both_plugins() -> None:
 
 def test_the_demo_reads_as_json_and_prose_only_with_the_table_before_the_node_leaves() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "resource_extend.demo"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "resource_extend_dev.demo"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
     text = done.stdout

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend.devetcd import DevEtcd, binary
+from resource_extend_dev.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -201,7 +201,7 @@ def test_commands_shown_without_output_run_too(doc: Path, shell: Shell) -> None:
 
 def test_install_commands_name_what_exists() -> None:
     # There is no resource-extend package on PyPI: from a checkout the extra is '.[grpc]'.
-    texts = [*DOCS, *sorted((ROOT / "resource_extend").rglob("*.py"))]
+    texts = [*DOCS, *sorted(ROOT.glob("resource_extend*/**/*.py"))]
     for path in texts:
         assert "install 'resource-extend[" not in path.read_text(), path
 

@@ -12,11 +12,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.devetcd import DevEtcd
 from resource_extend.diagnosis import examine
 from resource_extend.gpu import checks as gpu_checks
 from resource_extend.gpu.record import GpuRecord, GpuRecords
-from tests.conftest import PluginDir
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PluginDir
 
 
 def seed(etcd: DevEtcd, key: str, value: bytes) -> None:

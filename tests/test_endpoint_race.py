@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend.conformance import Outcome, run_plugin
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import PASSWORD, executable
+from resource_extend_dev.conformance import Outcome, run_plugin
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PASSWORD, executable
 
 BOUND = 1.5
 
@@ -61,7 +61,7 @@ def test_with_auth_the_token_request_is_the_probe(tmp_path: Path, auth_etcd: Dev
 def test_a_refused_first_endpoint_hands_over_at_once_and_all_silent_stays_in_total_timeout(
     tmp_path: Path, etcd: DevEtcd, prefix: str, silent_endpoint: str
 ) -> None:
-    from resource_extend.devetcd import free_port
+    from resource_extend_dev.devetcd import free_port
 
     refused = f"http://127.0.0.1:{free_port()}"
     work = configure(tmp_path, {"machines": [refused, etcd.url], "prefix": prefix})
@@ -80,7 +80,7 @@ def test_both_transports_race_past_a_silent_first_endpoint(
     transport: str, auth: bool, etcd: DevEtcd, auth_etcd: DevEtcd, prefix: str, silent_endpoint: str
 ) -> None:
     from resource_extend.config import EtcdConfig
-    from tests.test_store import kv_for
+    from tests.support import kv_for
 
     server = auth_etcd if auth else etcd
     credentials = {"username": "eru", "password": PASSWORD} if auth else {}

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import executable
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import executable
 
 ROOT = Path(__file__).resolve().parent.parent
 NOBODY = 65534

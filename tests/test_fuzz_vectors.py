@@ -29,12 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend import cli, validation
-from resource_extend.conformance import load_cases, run_plugin, write_config
-from resource_extend.devetcd import DevEtcd
 from resource_extend.gpu.verbs import PLUGIN as GPU
 from resource_extend.storage.verbs import PLUGIN as STORAGE
 from resource_extend.verb import Plugin
-from tests.conftest import PLUGINS, VECTORS, executable
+from resource_extend_dev.conformance import load_cases, run_plugin, write_config
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PLUGINS, VECTORS, executable
 
 IN_PROCESS_EXAMPLES = int(os.environ.get("RESOURCE_FUZZ_EXAMPLES", "2000"))
 EXECUTABLE_EXAMPLES = max(50, IN_PROCESS_EXAMPLES // 40)

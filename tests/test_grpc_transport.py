@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 
 from resource_extend import config
-from resource_extend.conformance import Outcome, check_case, run_plugin
-from resource_extend.devetcd import DevCluster, DevEtcd, free_port
 from resource_extend.errors import PluginError
-from tests.conftest import PASSWORD, PLUGINS, ROOT, executable, race
-from tests.test_vectors import CASES
+from resource_extend_dev.conformance import Outcome, check_case, run_plugin
+from resource_extend_dev.devetcd import DevCluster, DevEtcd, free_port
+from tests.support import CASES, PASSWORD, PLUGINS, ROOT, executable, race
 
 GRPC_PACKAGES = ("grpc/", "google/protobuf/", "pyetcd/")
 SEED: dict[str, dict[str, Any]] = {

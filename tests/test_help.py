@@ -14,7 +14,7 @@ import pytest
 from resource_extend import validation, verbhelp
 from resource_extend.gpu.verbs import PLUGIN as GPU
 from resource_extend.storage.verbs import PLUGIN as STORAGE
-from tests.conftest import PLUGINS, ROOT, PluginDir, executable
+from tests.support import PLUGINS, ROOT, PluginDir, executable
 
 VERBS = [(plugin.name, verb.name) for plugin in (GPU, STORAGE) for verb in plugin.verbs]
 

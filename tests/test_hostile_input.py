@@ -10,11 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend.conformance import run_plugin, write_config
-from resource_extend.devetcd import DevEtcd
 from resource_extend.validation import check
-from tests.conftest import PLUGINS, executable
-from tests.test_reliability import SEED, STORE_VERBS
+from resource_extend_dev.conformance import run_plugin, write_config
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PLUGINS, SEED, STORE_VERBS, executable
 
 FIELDS = [
     "nodename",

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import executable
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import executable
 
 
 def _budget(table: str) -> dict[str, str]:

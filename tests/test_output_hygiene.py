@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import PLUGINS, PluginDir
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PLUGINS, PluginDir
 
 
 @pytest.fixture(params=PLUGINS)

@@ -16,19 +16,11 @@ from typing import Any
 
 import pytest
 
-from resource_extend.conformance import Outcome, run_plugin
-from resource_extend.devetcd import DevCluster, DevEtcd, free_port
-from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
-from tests.conftest import PASSWORD, PLUGINS, executable, race
+from resource_extend_dev.conformance import Outcome, run_plugin
+from resource_extend_dev.devetcd import DevCluster, DevEtcd, free_port
+from tests.support import PASSWORD, PLUGINS, SEED, STORE_VERBS, executable, race
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
-SEED: dict[str, dict[str, Any]] = {
-    "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
-    "storage": {
-        "capacity": {"volumes": {}, "disks": [], "storage": 1000},
-        "usage": {"volumes": {}, "disks": [], "storage": 0},
-    },
-}
 INCREMENT = {
     "gpu": {
         "nodename": "n1",
@@ -63,7 +55,6 @@ ANY_REQUEST = {
     "nodes": [{"podname": "p", "nodename": "n1"}],
 }
 # Every verb that reads or writes etcd: all of the table but the two that answer from the request alone.
-STORE_VERBS = [v.name for v in GPU_PLUGIN.verbs if v.name not in ("get-metrics-description", "calculate-remap")]
 
 
 def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import PluginDir
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PluginDir
 
 TIB = 1 << 40
 GPU_NODE = {"capacity": {"prod_count_map": {"nvidia-3090": 2}}, "usage": {"prod_count_map": {}}}

@@ -7,11 +7,12 @@ import json
 import pytest
 
 from resource_extend.config import EtcdConfig
-from resource_extend.devetcd import DevEtcd, free_port
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.gpu.record import GpuRecord, GpuRecords
-from resource_extend.kv import KV, GatewayKV, prefix_end
+from resource_extend.kv import GatewayKV, prefix_end
 from resource_extend.store import NodeStore
+from resource_extend_dev.devetcd import DevEtcd, free_port
+from tests.support import kv_for
 
 TRANSPORTS = ("gateway", "grpc")
 
@@ -21,14 +22,6 @@ def transport(request: pytest.FixtureRequest) -> str:
     """The store contract holds over each transport: tests that take this fixture run once per transport."""
     name: str = request.param
     return name
-
-
-def kv_for(transport: str, config: EtcdConfig) -> KV:
-    if transport == "grpc":
-        from resource_extend.grpckv import GrpcKV  # the grpc extra, part of the dev extra
-
-        return GrpcKV(config)
-    return GatewayKV(config)
 
 
 def store_for(etcd: DevEtcd, prefix: str, transport: str = "gateway", **kw: object) -> NodeStore[GpuRecord]:

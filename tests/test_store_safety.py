@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend import config, validation
-from resource_extend.conformance import run_plugin, write_config
-from resource_extend.devetcd import DevEtcd
 from resource_extend.errors import PluginError
 from resource_extend.gpu.verbs import PLUGIN as GPU
 from resource_extend.storage.verbs import PLUGIN as STORAGE
 from resource_extend.verb import Call, Plugin
-from tests.conftest import executable
+from resource_extend_dev.conformance import run_plugin, write_config
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import executable
 
 INT64_MAX = 2**63 - 1
 P62 = 2**62

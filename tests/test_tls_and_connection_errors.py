@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend.conformance import Outcome, run_plugin
-from resource_extend.devetcd import DevEtcd
-from tests.conftest import executable
+from resource_extend_dev.conformance import Outcome, run_plugin
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import executable
 
 REQUEST = {"nodenames": ["n1"]}
 

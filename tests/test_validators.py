@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import build
-from resource_extend.conformance import load_cases
 from resource_extend.schemabundle import bundle, verbs_with_schemas
 from resource_extend.validation import module_name, schema_dir
-from tests.conftest import PLUGINS, VECTORS
+from resource_extend_dev.conformance import load_cases
+from tests.support import PLUGINS, VECTORS
 
 CASES = load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl")))
 Pair = tuple[Callable[[Any], Any], jsonschema.Draft7Validator]

@@ -56,21 +56,23 @@ VERBS = (
 # the entries below fail in the reference too, with a decoder message that is not contract.
 REQUEST_REJECTION_ALLOWLIST: dict[str, str] = {
     # The reference fails these too: its strict JSON round trip (spec 1.9, 4.1 step 2) refuses them.
-    "gpu-extra/add-node/float-count-rejected": "1.5 is not an integer count (spec 1.9)",
-    "gpu-extra/add-node/string-count-rejected": "a string count fails strict decoding (spec 1.9)",
-    "gpu-extra/add-node/non-object-map-rejected": "prod_count_map must be an object (spec 1.9)",
-    "gpu-extra/add-node/info-strict-decoding": "info.NCPU must be a number (spec 4.1 step 2)",
-    "gpu-extra/get-info/strict-workload-decoding": "a workload count must be an integer (spec 1.9)",
-    "storage-extra/set-info/string-storage-rejected": "parsed-form storage must be an integer (storage-types.md 9)",
+    "gpu/add-node/float-count-rejected": "1.5 is not an integer count (spec 1.9)",
+    "gpu/add-node/string-count-rejected": "a string count fails strict decoding (spec 1.9)",
+    "gpu/add-node/non-object-map-rejected": "prod_count_map must be an object (spec 1.9)",
+    "gpu/add-node/info-strict-decoding": "info.NCPU must be a number (spec 4.1 step 2)",
+    "gpu/get-node-resource-info/strict-workload-decoding": "a workload count must be an integer (spec 1.9)",
+    "storage/set-node-resource-info/string-storage-rejected": (
+        "parsed-form storage must be an integer (storage-types.md 9)"
+    ),
     # Decision 14: requests core could not have meant are refused by the schema, naming the field.
-    "gpu-extra/add-node/keys-case-sensitive": "a node resource holds prod_count_map only (decision 14)",
-    "gpu-extra/add-node/unknown-keys-ignored": "a node resource holds prod_count_map only (decision 14)",
-    "gpu-extra/set-capacity/request-without-map-beats-resource": "a capacity request holds prod_count_map only",
-    "gpu-extra/calculate-deploy/deploy-count-half-rounds-to-even-down": "deploy_count 2.5 (decision 14)",
-    "gpu-extra/calculate-deploy/deploy-count-half-rounds-to-even-up": "deploy_count 3.5 (decision 14)",
-    "gpu-extra/calculate-deploy/deploy-count-bad-string-is-zero": 'deploy_count "three" (decision 14)',
-    "gpu-extra/calculate-deploy/deploy-count-bool-is-zero": "deploy_count true (decision 14)",
-    "storage-extra/calculate-deploy/deploy-count-half-even": "deploy_count 2.5 (decision 14)",
+    "gpu/add-node/keys-case-sensitive": "a node resource holds prod_count_map only (decision 14)",
+    "gpu/add-node/unknown-keys-ignored": "a node resource holds prod_count_map only (decision 14)",
+    "gpu/set-node-resource-capacity/request-without-map-beats-resource": "a capacity request holds prod_count_map only",
+    "gpu/calculate-deploy/deploy-count-half-rounds-to-even-down": "deploy_count 2.5 (decision 14)",
+    "gpu/calculate-deploy/deploy-count-half-rounds-to-even-up": "deploy_count 3.5 (decision 14)",
+    "gpu/calculate-deploy/deploy-count-bad-string-is-zero": 'deploy_count "three" (decision 14)',
+    "gpu/calculate-deploy/deploy-count-bool-is-zero": "deploy_count true (decision 14)",
+    "storage/calculate-deploy/deploy-count-half-even": "deploy_count 2.5 (decision 14)",
 }
 
 SCHEMA_FILES = sorted(p.relative_to(SCHEMAS).as_posix() for p in SCHEMAS.rglob("*.json"))

@@ -63,7 +63,7 @@ def vector_node(case_id: str, name: str = "node-1") -> Node:
 
 def fixture_node() -> Node:
     """The reference's generateResourceInfo, as stored in the schedule-* vectors."""
-    return vector_node("storage/deploy-capacity/schedule-single-normal")
+    return vector_node("storage/get-nodes-deploy-capacity/schedule-single-normal")
 
 
 def plans_json(placements: list[Placement]) -> list[dict[str, dict[str, int]]]:
@@ -184,7 +184,7 @@ def test_binding_with_iops_skips_volumes_whose_disk_lacks_quota() -> None:
 
 def test_disk_plan_of_vector_iops_case_charges_one_disk() -> None:
     # Spec §10 (TestGetVolumePlansWithIOPS): disk plan /dev/vda 600:200:200MiB:200MiB.
-    case = VECTOR["storage/deploy-capacity/schedule-iops-fits-once"]
+    case = VECTOR["storage/get-nodes-deploy-capacity/schedule-iops-fits-once"]
     request = bindings(*case["request"]["workload_resource"]["volumes"])
     [(_, disks)] = volume_plans(*vector_node(case["id"]), request, 1000)
     assert [d.disk_string() for d in disks] == [f"/dev/vda:/,/data:600:200:{200 << 20}:{200 << 20}"]
@@ -221,7 +221,7 @@ def test_deploy_opens_no_more_devices_than_needed() -> None:
 
 
 def test_normal_only_capacity_stops_promoting_at_bound() -> None:
-    case = VECTOR["storage/deploy-capacity/bench-normal-bounded-by-max"]
+    case = VECTOR["storage/get-nodes-deploy-capacity/bench-normal-bounded-by-max"]
     request = bindings(*case["request"]["workload_resource"]["volumes"])
     bound = case["config"]["scheduler"]["max_deploy_count"]
     assert volume_capacity(*vector_node(case["id"]), request, bound) == case["expect"]["response"]["total"]
@@ -298,7 +298,7 @@ def test_shared_destination_merges_into_one_entry_on_the_later_device() -> None:
 
 
 def test_unlimited_only_request_fills_bound() -> None:
-    case = VECTOR["storage/deploy-capacity/schedule-unlimited-only"]
+    case = VECTOR["storage/get-nodes-deploy-capacity/schedule-unlimited-only"]
     request = bindings(*case["request"]["workload_resource"]["volumes"])
     assert volume_capacity(*vector_node(case["id"]), request, 1000) == case["expect"]["response"]["total"]
     placements = volume_plans(*vector_node(case["id"]), request, 1000)
@@ -464,7 +464,7 @@ def test_affinity_without_anything_to_schedule_is_empty() -> None:
 
 def _bench_node() -> Node:
     """capacity_bench_test.go: 12 volumes of 1TiB, odd ones using i GiB, one disk per volume."""
-    node = vector_node("storage/deploy-capacity/bench-normal")
+    node = vector_node("storage/get-nodes-deploy-capacity/bench-normal")
     assert len(node[0]) == 12
     return node
 

@@ -25,7 +25,7 @@ def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
     expected = next(
         json.loads(line)["expect"]["response"]
         for line in (VECTORS / "protocol.jsonl").read_text().splitlines()
-        if json.loads(line)["id"] == "protocol/verbs/list"
+        if json.loads(line)["id"] == "gpu/verbs/list"
     )
     assert GPU.advertised() == STORAGE.advertised() == expected
     assert "calculate-remap" in [v.name for v in GPU.verbs] and "calculate-remap" in [v.name for v in STORAGE.verbs]

@@ -2,7 +2,7 @@
 
     .venv/bin/resource-extend-conformance --gpu ./resource-gpu --storage ./resource-storage tests/vectors/*.jsonl
 
-(`make venv` installs the command; `.venv/bin/python -m resource_extend.conformance` is the same.)
+(`make venv` installs the command; `.venv/bin/python -m resource_extend_dev.conformance` is the same.)
 
 Each case seeds etcd, runs one verb the way core does (cwd = a plugin directory holding the plugin's
 yaml, JSON on stdin, a timeout), then compares the exit status, the JSON on stdout and the records left
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resource_extend.devetcd import DevEtcd
+from resource_extend_dev.devetcd import DevEtcd
 
 CALL_TIMEOUT = 30.0  # core's default call_timeout
 

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from resource_extend.conformance import run_plugin, write_config
-from resource_extend.devetcd import DevEtcd
+from resource_extend_dev.conformance import run_plugin, write_config
+from resource_extend_dev.devetcd import DevEtcd
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGINS = ("gpu", "storage")
@@ -191,7 +191,7 @@ def scenario(core: Core) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m resource_extend.demo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m resource_extend_dev.demo", description=__doc__)
     parser.add_argument("--json", action="store_true", help="one JSON object per call")
     args = parser.parse_args(argv)
     for plugin in PLUGINS:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from resource_extend.conformance import write_config
-from resource_extend.devetcd import DevEtcd, binary
+from resource_extend_dev.conformance import write_config
+from resource_extend_dev.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1 << 30
@@ -387,7 +387,7 @@ SECTIONS: list[Callable[[Bench], None]] = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m resource_extend.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m resource_extend_dev.bench", description=__doc__)
     parser.add_argument("--runs", type=int, default=15, help="measured runs per command (default 15)")
     parser.add_argument("--no-profile", action="store_true", help="skip the scheduler profile")
     parser.add_argument(

@@ -1,0 +1,97 @@
+"""Helpers shared by the test modules: paths, the built executables, plugin directories, shared data.
+
+Not a test module (pytest collects only test_*.py) and not conftest, so test modules import from here and
+never from each other; conftest.py builds its fixtures from these.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend.config import EtcdConfig
+from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
+from resource_extend.kv import KV, GatewayKV
+from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, write_config
+from resource_extend_dev.devetcd import DevEtcd
+
+ROOT = Path(__file__).resolve().parent.parent
+VECTORS = ROOT / "tests" / "vectors"
+# A plugin is part of this repo once its entry module exists; its executable must then be built.
+PLUGINS = [p for p in ("gpu", "storage") if (ROOT / "plugins" / f"{p}.py").exists()]
+# The vectors of the plugins in this repo: run over the gateway (test_vectors) and over gRPC (test_grpc_transport).
+CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
+PASSWORD = "pw-Zq9-never-printed"
+# Per plugin: a valid record with room for 100 GPU increments or 1000 bytes of storage.
+SEED: dict[str, dict[str, Any]] = {
+    "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
+    "storage": {
+        "capacity": {"volumes": {}, "disks": [], "storage": 1000},
+        "usage": {"volumes": {}, "disks": [], "storage": 0},
+    },
+}
+# The verbs that read or write the store (both plugins have the same verb names).
+STORE_VERBS = [v.name for v in GPU_PLUGIN.verbs if v.name not in ("get-metrics-description", "calculate-remap")]
+
+
+def executable(plugin: str) -> str:
+    path = ROOT / f"resource-{plugin}"
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path.name} is not built: run `make build` (make test does it first)")
+    return str(path)
+
+
+def kv_for(transport: str, config: EtcdConfig) -> KV:
+    if transport == "grpc":
+        from resource_extend.grpckv import GrpcKV  # the grpc extra, part of the dev extra
+
+        return GrpcKV(config)
+    return GatewayKV(config)
+
+
+class PluginDir:
+    """A plugin directory as core lays it out: the executable is run with cwd here, its yaml beside it."""
+
+    def __init__(self, plugin: str, path: Path, etcd: DevEtcd, prefix: str) -> None:
+        self.plugin, self.path, self.etcd, self.prefix = plugin, path, etcd, prefix
+        self.exe = executable(plugin)
+        self.configure()
+
+    def configure(self, **extra: Any) -> None:
+        write_config(str(self.path), self.plugin, self.etcd.url, self.prefix, extra or None)
+
+    def key(self, node: str) -> str:
+        return f"{self.prefix}/resource/{self.plugin}/{node}"
+
+    def call(self, verb: str, request: Any = None, raw: bytes | None = None, **kw: Any) -> Outcome:
+        stdin = raw if raw is not None else json.dumps({} if request is None else request).encode()
+        return run_plugin(self.exe, verb, stdin, str(self.path), **kw)
+
+    def ok(self, verb: str, request: Any = None) -> Any:
+        out = self.call(verb, request)
+        assert out.status == 0, out.stderr
+        assert out.stderr == ""
+        return json.loads(out.stdout)
+
+
+def race(exe: str, work: Path, request: Any, writers: int, rounds: int) -> list[Outcome]:
+    """``writers`` processes at once, each calling set-node-resource-usage ``rounds`` times; the failures."""
+    failures: list[Outcome] = []
+
+    def writer() -> None:
+        for _ in range(rounds):
+            out = run_plugin(exe, "set-node-resource-usage", json.dumps(request).encode(), str(work))
+            if out.status != 0:
+                failures.append(out)
+
+    threads = [threading.Thread(target=writer) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
