@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from resource_extend import jsonio
 from resource_extend.errors import PluginError
@@ -56,3 +58,29 @@ def test_lone_surrogate_escapes_read_as_the_replacement_character(raw: bytes, ex
 def test_utf8_never_carries_a_surrogate() -> None:
     assert jsonio.utf8("a\udc80b") == "a\ufffdb".encode()
     assert jsonio.utf8("é") == "é".encode()
+
+
+def _walked(value: object) -> str:
+    # What dumps wrote before it skipped the walk: every integral float rewritten, always.
+    import json
+
+    return json.dumps(jsonio._go_numbers(value), ensure_ascii=False, separators=(",", ":")).translate(
+        jsonio._GO_ESCAPES
+    )
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_dumps_skips_the_float_walk_only_when_it_would_change_nothing(value: object) -> None:
+    assert jsonio.dumps(value) == _walked(value)
+
+
+@pytest.mark.parametrize("number", [1e16, 2.5e17, -1e20, 123.0, -0.0, 1e15, 9.99e20])
+def test_every_integral_float_below_1e21_is_written_as_go_writes_it(number: float) -> None:
+    assert jsonio.dumps({"key": "10.0.0.1", "n": number}) == _walked({"key": "10.0.0.1", "n": number})
+    assert jsonio.dumps([number]) == f"[{int(number)}]"
