@@ -53,6 +53,26 @@ from {module} import {function}
 {function}()
 """
 
+# What the default build's shebang runs with `python3 -IS -c`, from the archive's root (the shebang puts the
+# archive first on sys.path). Running the archive as a zipapp would have the interpreter import runpy, and
+# with it importlib.util, contextlib, functools and collections (~3 ms of a ~15 ms call) only to find
+# __main__; `-c` starts the plugin directly. argv arrives as [-c, archive, verb, ...].
+START = """\
+# -*- coding: utf-8 -*-
+# Written by build.py: run by the shebang's -c; the archive is sys.path[0] and sys.argv[1].
+import os
+import sys
+
+archive = os.path.abspath(sys.argv.pop(1))
+sys.argv[0] = archive
+sys.path[0] = archive
+sys.path.insert(1, os.path.join(archive, "site-packages"))
+from {module} import {function}
+
+{function}()
+"""
+START_MODULE = "_resource_extend_start"
+
 # The __main__ of a build with compiled extensions (--grpc: grpcio), which must be files to be loaded. The
 # archive is unpacked once per build id under $SHIV_ROOT, ~/.shiv or $TMPDIR/resource-extend-<uid>, and every
 # call first proves that no other user can have written what it imports: the root, the build's directory and
@@ -363,13 +383,16 @@ def zipapp(plugin: str, site: Path, work: Path, target: Path, extract: bool = Fa
     raw.unlink()
 
 
-def shebang(python: str) -> bytes:
+def shebang(python: str, start: bool = False) -> bytes:
     """``#!<interpreter> -IS``: isolated (no PYTHON* variables, user site or script directory on sys.path, which
     matters when core runs the plugin as root) and without ``site`` (no .pth hooks of the host: ~40 ms).
 
     Linux passes everything after the interpreter as one argument, so ``-IS`` works after an absolute path;
     after ``/usr/bin/env`` it needs ``env -S`` (coreutils 8.30+, BSD; not busybox): a bare name such as
-    ``python3`` is looked up on PATH that way, an absolute path is used as it is.
+    ``python3`` is looked up on PATH that way, an absolute path is used as it is. Behind ``env -S`` a build
+    that runs from its archive (``start``) adds ``-c`` and the line that imports START from the archive,
+    so the interpreter never runs the archive as a zipapp; with an absolute path there is one argument only,
+    and the archive's ``__main__`` starts the plugin.
     """
     if "/" in python:
         interpreter = os.path.abspath(python)
@@ -377,7 +400,8 @@ def shebang(python: str) -> bytes:
             raise SystemExit(f"build.py: --python {python!r}: a shebang cannot hold a path with spaces")
         line = f"#!{interpreter} -IS\n"
     elif python and all(c.isalnum() or c in "._-" for c in python):
-        line = f"#!/usr/bin/env -S {python} -IS\n"
+        code = f"import sys;sys.path[:0]=[sys.argv[1]];import {START_MODULE}"
+        line = f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
     else:
         raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
     if len(line) > 127:  # Linux before 5.1 truncates the shebang line there
@@ -402,7 +426,7 @@ def rewrite_main(
         template = BOOT_EXTRACTING if extract else BOOT_FROM_ZIP
         name = target.name
         boot = template.format(build_id=env["build_id"], prog=name, module=module, function=function).encode()
-        out.write(shebang(python))
+        out.write(shebang(python, start=not extract))
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
             for info in src.infolist():
                 if info.filename.startswith("_bootstrap/"):
@@ -411,6 +435,13 @@ def rewrite_main(
                     dst.writestr(info, boot, compress_type=zipfile.ZIP_STORED)
                 else:
                     dst.writestr(info, src.read(info))
+            if not extract:
+                start = START.format(module=module, function=function)
+                root = zipfile.ZipInfo(f"{START_MODULE}.py", (1980, 1, 1, 0, 0, 0))
+                root.external_attr = 0o644 << 16
+                dst.writestr(root, start, compress_type=zipfile.ZIP_STORED)
+                root.filename = f"{START_MODULE}.pyc"
+                dst.writestr(root, _unchecked_pyc(start, f"{START_MODULE}.py"), compress_type=zipfile.ZIP_STORED)
             for pyc in sorted(site.rglob("*.pyc")) if site is not None else ():
                 assert site is not None
                 relative = pyc.relative_to(site)
@@ -424,6 +455,18 @@ def rewrite_main(
                 dst.writestr(entry, pyc.read_bytes(), compress_type=zipfile.ZIP_STORED)
     tmp.chmod(0o755)
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
+
+
+def _unchecked_pyc(source: str, name: str) -> bytes:
+    """The unchecked-hash bytecode of ``source``, as compileall writes it for the library."""
+    import importlib.util
+
+    code = compile(source, name, "exec", dont_inherit=True)
+    flags = 0b01  # hash-based, unchecked: zipimport takes it without comparing it to the source
+    header = importlib.util.MAGIC_NUMBER + flags.to_bytes(4, "little") + importlib.util.source_hash(source.encode())
+    import marshal
+
+    return header + marshal.dumps(code)
 
 
 def main() -> None:

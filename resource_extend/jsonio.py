@@ -7,27 +7,121 @@ written without a fraction (Go writes ``1``, Python would write ``1.0``).
 
 from __future__ import annotations
 
-import json
+# The C halves of the json package, used directly: ``json`` itself imports ``re`` (and ``re`` ``enum`` and
+# ``functools``), several milliseconds that every call would pay for a parser it never uses. What follows is
+# exactly what json.dumps/json.loads do with these options; tests compare the two.
+from _json import encode_basestring, make_encoder, make_scanner
 
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 _GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
+def _unserializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
+_compact = make_encoder(None, _unserializable, encode_basestring, None, ":", ",", False, False, False)
+
+
+def compact(value: Any) -> str:
+    """Compact JSON, UTF-8 characters as they are, no NaN or infinity (``ValueError``)."""
+    return "".join(_compact(value, 0))
+
+
 def dumps(value: Any) -> str:
     """Compact JSON with Go's escaping; keys keep the order the caller built them in."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = compact(value)
     # Only an integral float below 1e21 reads differently in Go, and Python writes every such float with
     # ".0" (below 1e16) or an exponent "e+16" to "e+20". Text without those has no float to rewrite, so the
     # walk over the whole value (most of the cost of a 1000-node answer) runs only when one may be there.
     if ".0" in text or "e+1" in text or "e+2" in text:
-        text = json.dumps(_go_numbers(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = compact(_go_numbers(value))
     # The characters only occur inside JSON strings, so a plain translation is exact.
     return text.translate(_GO_ESCAPES)
+
+
+class _Options:
+    """What the C scanner reads off a decoder: json.JSONDecoder's attributes."""
+
+    __slots__ = ("memo", "object_hook", "object_pairs_hook", "parse_constant", "parse_float", "parse_int", "strict")
+
+    def __init__(
+        self,
+        parse_int: Callable[[str], Any] = int,
+        parse_float: Callable[[str], Any] = float,
+        parse_constant: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_int = parse_int
+        self.parse_float = parse_float
+        self.parse_constant = parse_constant or _plain_constant
+        self.memo: dict[str, str] = {}
+
+
+_CONSTANTS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def _plain_constant(name: str) -> float:
+    return _CONSTANTS[name]
+
+
+class DecodeError(ValueError):
+    """json.JSONDecodeError's message and offset, without importing the json package to build one."""
+
+    def __init__(self, msg: str, pos: int) -> None:
+        super().__init__(f"{msg}: char {pos}")
+        self.msg = msg
+        self.pos = pos
+
+
+_WHITESPACE = " \t\n\r"
+
+
+def scanner(
+    parse_int: Callable[[str], Any] = int,
+    parse_float: Callable[[str], Any] = float,
+    parse_constant: Callable[[str], Any] | None = None,
+) -> Callable[[str], tuple[Any, int]]:
+    """A raw_decode: the first JSON value of a text (leading whitespace skipped) and where it ends.
+
+    Errors are ``DecodeError``, or the json package's ``JSONDecodeError`` that the C scanner raises for
+    malformed input past the first character (both carry ``msg`` and ``pos``), or ``RecursionError``.
+    """
+    # typeshed types the argument as a JSONDecoder; the C scanner reads only these attributes off it.
+    scan = make_scanner(_Options(parse_int, parse_float, parse_constant))  # type: ignore[arg-type]
+
+    def raw_decode(text: str) -> tuple[Any, int]:
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        try:
+            return scan(text, start)
+        except StopIteration as stop:
+            raise DecodeError("Expecting value", stop.value) from None
+
+    return raw_decode
+
+
+_plain_scan = scanner()
+
+
+def loads(
+    data: str | bytes, parse_float: Callable[[str], Any] = float, parse_constant: Callable[[str], Any] | None = None
+) -> Any:
+    """``json.loads`` for the UTF-8 JSON etcd and the stored records hold: one value, whitespace around it."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    scan = _plain_scan if parse_float is float and parse_constant is None else scanner(int, parse_float, parse_constant)
+    value, end = scan(text)
+    rest = text[end:].lstrip(_WHITESPACE)
+    if rest:
+        raise DecodeError("Extra data", len(text) - len(rest))
+    return value
 
 
 def _go_numbers(value: Any) -> Any:
@@ -52,15 +146,15 @@ def loads_request(data: bytes) -> dict[str, Any]:
     if not stripped:
         raise PluginError("decode plugin input: EOF")
     try:
-        value, _ = json.JSONDecoder(parse_int=_go_double_int, parse_constant=_reject_constant).raw_decode(stripped)
+        value, _ = _request_scan(stripped)
         if "\\ud" in stripped or "\\uD" in stripped:  # only a request that spells such an escape pays the walk
             value = _replace_surrogates(value)
-    except json.JSONDecodeError as exc:
-        raise PluginError(f"decode plugin input: {exc.msg} at offset {exc.pos}") from None
     except RecursionError:
         raise PluginError("decode plugin input: nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise PluginError(f"decode plugin input: {exc}") from None
+    except ValueError as exc:
+        if hasattr(exc, "msg") and hasattr(exc, "pos"):  # DecodeError, or the C scanner's JSONDecodeError
+            raise PluginError(f"decode plugin input: {exc.msg} at offset {exc.pos}") from None
+        raise PluginError(f"decode plugin input: {exc}") from None  # e.g. more digits than Python converts
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -115,3 +209,6 @@ def _go_double_int(text: str) -> int | float:
 def _reject_constant(name: str) -> Any:
     # NaN and Infinity are not JSON; Go's decoder refuses them too.
     raise ValueError(f"invalid number literal {name}")
+
+
+_request_scan = scanner(parse_int=_go_double_int, parse_constant=_reject_constant)

@@ -24,10 +24,11 @@ tests/unit/test_yamlsubset.py checks every accepted file against ``yaml.safe_loa
 
 from __future__ import annotations
 
-import re
+from resource_extend import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from re import Pattern
     from typing import Any
 
 
@@ -35,14 +36,17 @@ class Unsupported(Exception):
     """The text uses YAML beyond this subset; parse it with PyYAML instead."""
 
 
-# Printable ASCII and \n, nothing else (\Z: a trailing \n is a line, not a hole in the check).
-_ALPHABET = re.compile(r"[\x20-\x7e\n]*\Z")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}\Z")
+# The character classes of the grammar are sets, not regular expressions: ``re`` (with the ``enum`` and
+# ``functools`` it imports) would cost every call more than reading the whole file does.
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_DIGITS = frozenset("0123456789")
+_KEY_START = _LETTERS | {"_"}
+_KEY_REST = _KEY_START | _DIGITS | frozenset(".-")
 # A flow item that is a plain scalar: no quotes, spaces, flow indicators or '#'; no ':' at its end.
-_FLOW_WORD = re.compile(r"[A-Za-z0-9_/+-](?:[A-Za-z0-9_/.+=@%~:-]*[A-Za-z0-9_/.+=@%~-])?\Z")
-# The forms kept, and the value each gives (PyYAML: int(text) after sign handling, float(text)).
-_SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
-_SIMPLE_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]+\Z")
+_FLOW_START = _LETTERS | _DIGITS | frozenset("_/+-")
+_FLOW_END = _FLOW_START | frozenset(".=@%~")
+_FLOW_MIDDLE = _FLOW_END | {":"}
+_PLAIN_START = _LETTERS | _DIGITS | frozenset("_/")
 _NULL = {"~", "null", "Null", "NULL"}
 _BOOL = {
     **dict.fromkeys(("true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"), True),
@@ -50,8 +54,7 @@ _BOOL = {
 }
 # PyYAML's implicit resolvers (resolver.py, YAML 1.1) for every type other than str: a plain scalar
 # matching one of these that is not a kept form above is refused.
-_IMPLICIT = re.compile(
-    r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\Z
+_IMPLICIT = r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\Z
     |(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
     |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z
     |(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
@@ -60,15 +63,56 @@ _IMPLICIT = re.compile(
     |(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
     |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z
-    |=\Z""",
-    re.X,
-)
-# PyYAML's resolver picks candidates by first character; a leading '.' covers .5 as well.
-_PLAIN_START = re.compile(r"[A-Za-z0-9_/]")
+    |=\Z"""
+# Every character any alternative of _IMPLICIT can match (with the words of _BOOL and _NULL, which never
+# get that far): a scalar with a character outside it cannot match, and needs no regular expression.
+_IMPLICIT_CHARS = _DIGITS | frozenset("-+_.:eEbxabcdefABCDEFinfINFaATtZ \t<=~ulLUyYsSoOrR")
+_implicit: list[Pattern[str]] = []
+
+
+def _is_implicit(text: str) -> bool:
+    if not set(text) <= _IMPLICIT_CHARS:
+        return False
+    if not _implicit:
+        import re
+
+        _implicit.append(re.compile(_IMPLICIT, re.X))
+    return _implicit[0].match(text) is not None
+
+
+def _printable_ascii(text: str) -> bool:
+    """Printable ASCII (0x20-0x7E) and \\n, nothing else."""
+    return text.isascii() and text.replace("\n", "").isprintable()
+
+
+def _is_key(text: str) -> bool:
+    return 0 < len(text) <= 128 and text[0] in _KEY_START and set(text) <= _KEY_REST
+
+
+def _is_flow_word(text: str) -> bool:
+    if not text or text[0] not in _FLOW_START:
+        return False
+    return len(text) == 1 or (text[-1] in _FLOW_END and set(text[1:-1]) <= _FLOW_MIDDLE)
+
+
+def _unsigned(text: str) -> str:
+    return text[1:] if text[:1] in ("-", "+") else text
+
+
+def _is_simple_int(text: str) -> bool:
+    """``[-+]?(0|[1-9][0-9]*)``"""
+    digits = _unsigned(text)
+    return digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0")
+
+
+def _is_simple_float(text: str) -> bool:
+    """``[-+]?[0-9]+\\.[0-9]+``"""
+    whole, dot, fraction = _unsigned(text).partition(".")
+    return bool(dot) and all(part.isascii() and part.isdigit() for part in (whole, fraction))
 
 
 def parse(text: str) -> Any:
-    if not _ALPHABET.match(text):
+    if not _printable_ascii(text):
         raise Unsupported("a character outside printable ASCII and \\n")
     if text.lstrip(" \n").startswith("{"):
         return _json(text)
@@ -101,7 +145,7 @@ def _mapping(lines: list[tuple[int, str]], start: int, indent: int) -> tuple[dic
     i = start
     while i < len(lines) and lines[i][0] == indent:
         key, sep, rest = lines[i][1].partition(":")
-        if not sep or not _KEY.match(key) or key in _BOOL or key in _NULL:
+        if not sep or not _is_key(key) or key in _BOOL or key in _NULL:
             raise Unsupported("not a simple mapping entry")
         if rest and not rest.startswith(" "):
             raise Unsupported("no space after ':'")
@@ -203,7 +247,7 @@ def _flow(inner: str) -> list[Any]:
             if rest or (item[0] == "'" and "," in value) or "[" in value or "{" in value or "#" in value:
                 raise Unsupported("a quoted flow item with content the split cannot judge")
             items.append(value)
-        elif _FLOW_WORD.match(item):
+        elif _is_flow_word(item):
             items.append(_plain(item))
         else:
             raise Unsupported("a flow item beyond plain words and quoted scalars")
@@ -215,11 +259,11 @@ def _plain(text: str) -> Any:
         return None
     if text in _BOOL:
         return _BOOL[text]
-    if _SIMPLE_INT.match(text):
+    if _is_simple_int(text):
         return int(text)
-    if _SIMPLE_FLOAT.match(text):
+    if _is_simple_float(text):
         return float(text)
-    if _IMPLICIT.match(text) or not _PLAIN_START.match(text):
+    if text[:1] not in _PLAIN_START or _is_implicit(text):
         raise Unsupported("a plain scalar of another implicit type, or one starting with an indicator")
     return text
 
@@ -231,18 +275,35 @@ def _json(text: str) -> Any:
     """A JSON object, when PyYAML reads its text the same: no backslash escapes (surrogates, \\u0085),
     no number beyond ``-?digits[.digits]`` (PyYAML reads 1e3 as a string), no key split from its ':'
     by a line break and no long key (PyYAML's simple keys), and no tab (PyYAML's flow whitespace)."""
-    if "\\" in text or re.search(r'"[ \n]*\n[ \n]*:', text) or re.search(r'"[^"\n]{512}', text):
+    if "\\" in text or _key_split_or_long(text):
         raise Unsupported("JSON beyond what PyYAML reads alike")
-    import json
-
     try:
-        return json.loads(text, parse_float=_json_float, parse_constant=_json_refuse)
+        return jsonio.loads(text, parse_float=_json_float, parse_constant=_json_refuse)
     except ValueError:
         raise Unsupported("not JSON") from None
 
 
+def _key_split_or_long(text: str) -> bool:
+    """A quote followed by spaces and line breaks (at least one) and then ':', or by 512 characters that
+    are neither a quote nor a line break (the regular expressions ``"[ \\n]*\\n[ \\n]*:`` and
+    ``"[^"\\n]{512}``, searched anywhere)."""
+    at = text.find('"')
+    while at >= 0:
+        after = end = at + 1
+        while end < len(text) and text[end] in " \n":
+            end += 1
+        if text[end : end + 1] == ":" and "\n" in text[after:end]:
+            return True
+        quote, newline = text.find('"', after), text.find("\n", after)
+        run_end = min(i for i in (quote, newline, len(text)) if i >= 0)
+        if run_end - after >= 512:
+            return True
+        at = quote
+    return False
+
+
 def _json_float(text: str) -> float:
-    if not _SIMPLE_FLOAT.match(text):
+    if not _is_simple_float(text):
         raise Unsupported("a JSON number PyYAML reads differently")
     return float(text)
 

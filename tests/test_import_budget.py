@@ -3,7 +3,8 @@
 Core starts the plugin once per call, so every import is paid on every call (issue 13: ``dataclasses`` and
 ``typing`` alone cost ~10 ms of a ~100 ms call; the call path uses neither, nor ``decimal``: see
 resource_extend/typeshim.py and build.py's ``NeverDecimal``). The executable runs as its shebang runs it
-(``python -IS``, the archive's ``__main__`` run the way the interpreter runs a zipapp); what it adds to
+(``python -IS -c`` and the line of the shebang, or for a build with an absolute interpreter the archive's
+``__main__`` run the way the interpreter runs a zipapp); what it adds to
 ``sys.modules`` beyond a bare ``python -IS`` must be in ``BUDGET``. A new import fails the test naming the
 module: cut it, import it lazily where it is needed, or add it here with its reason.
 """
@@ -36,12 +37,12 @@ def _budget(table: str) -> dict[str, str]:
 
 BUDGET = _budget(
     """
-runpy: how the interpreter runs a zipapp's __main__
+runpy: how the interpreter runs a zipapp's __main__ (a build with an absolute interpreter; the -c start skips it)
     runpy importlib importlib._abc importlib._bootstrap importlib._bootstrap_external importlib.machinery
     importlib.util warnings types contextlib functools _functools collections _collections itertools
     keyword operator _operator reprlib
 the entry modules
-    plugins plugins.gpu plugins.storage
+    plugins plugins.gpu plugins.storage _resource_extend_start
 the command line, verb table, config, JSON, schema checks, store
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
@@ -92,10 +93,16 @@ if exe == "-":
 else:
     _exit = os._exit
     os._exit = lambda status: (report(), _exit(status))
-    sys.path.insert(0, exe)
-    import runpy
+    with open(exe, "rb") as f:
+        line = f.readline().decode()
     try:
-        runpy._run_module_as_main("__main__", False)
+        if ' -c "' in line:  # as the shebang runs it: python -IS -c CODE archive verb
+            sys.argv = ["-c", exe] + sys.argv[1:]
+            exec(line.split(' -c "', 1)[1].rstrip().rstrip('"'), {"__name__": "__main__"})
+        else:  # a zipapp run by path
+            sys.path.insert(0, exe)
+            import runpy
+            runpy._run_module_as_main("__main__", False)
     finally:
         report()
 """

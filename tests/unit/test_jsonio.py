@@ -84,3 +84,64 @@ def test_dumps_skips_the_float_walk_only_when_it_would_change_nothing(value: obj
 def test_every_integral_float_below_1e21_is_written_as_go_writes_it(number: float) -> None:
     assert jsonio.dumps({"key": "10.0.0.1", "n": number}) == _walked({"key": "10.0.0.1", "n": number})
     assert jsonio.dumps([number]) == f"[{int(number)}]"
+
+
+# jsonio drives json's C scanner and encoder itself (the json package costs every call its import): these
+# pin it to what the json package answers for the same text, valid or not.
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_JSON_VALUES)
+def test_compact_writes_what_json_dumps_writes(value: object) -> None:
+    import json
+
+    assert jsonio.compact(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@given(_JSON_VALUES, st.sampled_from(["", " ", "\n\t ", " x", "]", "{}"]), st.sampled_from(["", " \r\n"]))
+def test_loads_reads_what_json_loads_reads(value: object, tail: str, lead: str) -> None:
+    import json
+
+    text = lead + json.dumps(value) + tail
+    try:
+        expected: object = ("ok", json.loads(text))
+    except json.JSONDecodeError as exc:
+        expected = ("error", exc.msg, exc.pos)
+    try:
+        got: object = ("ok", jsonio.loads(text))
+    except ValueError as exc:
+        got = ("error", getattr(exc, "msg", None), getattr(exc, "pos", None))
+    assert got == expected
+
+
+@given(st.text(alphabet='{}[]",:0123456789.eE+- \ntrufalsnIiyN\\u', max_size=30))
+def test_request_errors_read_as_the_json_package_reported_them(text: str) -> None:
+    import json
+
+    def with_json_package(raw: bytes) -> str:
+        # The decoding loads_request did with the json package itself.
+        stripped = raw.decode("utf-8", errors="replace").lstrip(" \t\r\n")
+        if not stripped:
+            return "decode plugin input: EOF"
+        try:
+            value, _ = json.JSONDecoder(
+                parse_int=jsonio._go_double_int, parse_constant=jsonio._reject_constant
+            ).raw_decode(stripped)
+        except json.JSONDecodeError as exc:
+            return f"decode plugin input: {exc.msg} at offset {exc.pos}"
+        except RecursionError:
+            return "decode plugin input: nested too deeply"
+        except ValueError as exc:
+            return f"decode plugin input: {exc}"
+        return "ok" if isinstance(value, dict) or value is None else "not an object"
+
+    try:
+        jsonio.loads_request(text.encode())
+        got = "ok"
+    except PluginError as exc:
+        got = "not an object" if "into a request object" in str(exc) else str(exc)
+    assert got == with_json_package(text.encode())
