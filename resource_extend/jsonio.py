@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from resource_extend.decoding import json_kind
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
@@ -59,8 +60,7 @@ def loads_request(data: bytes) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        kind = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
-        raise PluginError(f"decode plugin input: json: cannot unmarshal {kind} into a request object")
+        raise PluginError(f"decode plugin input: json: cannot unmarshal {json_kind(value)} into a request object")
     return value
 
 

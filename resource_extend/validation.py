@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from resource_extend.decoding import INT64_MAX
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
@@ -110,7 +111,6 @@ def _shown(value: Any) -> str:
 # 1000 nodes: 2000 rows, 2 signatures). Below ROWS rows the document is checked as it is.
 
 ROWS = 64
-INT64_MAX = 9223372036854775807
 
 
 def _decimal(value: str) -> bool:

@@ -6,21 +6,17 @@ list is often both a stored record's and an intermediate result's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from resource_extend import decoding
+from resource_extend.decoding import parse_int64
 from resource_extend.errors import PluginError
-from resource_extend.storage import decoding
 from resource_extend.storage.size import parse_size
 from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
 
 
 class Disk(Fields):
@@ -52,8 +48,8 @@ class Disk(Fields):
             return cls(
                 parts[0],
                 parts[1].split(","),
-                _parse_int(parts[2]),
-                _parse_int(parts[3]),
+                parse_int64(parts[2]),
+                parse_int64(parts[3]),
                 parse_size(parts[4]),
                 parse_size(parts[5]),
             )
@@ -172,12 +168,3 @@ def disk_by_path(disks: Iterable[Disk], path: str) -> Disk | None:
             if covers and depth >= best_depth:
                 best, best_depth = disk, depth
     return best
-
-
-def _parse_int(text: str) -> int:
-    if not _INTEGER.match(text):
-        raise PluginError(f'strconv.ParseInt: parsing "{text}": invalid syntax')
-    value = int(text)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise PluginError(f'strconv.ParseInt: parsing "{text}": value out of range')
-    return value

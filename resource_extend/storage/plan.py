@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from resource_extend.storage import decoding
+from resource_extend import decoding
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.volume import Volumes, first_volume, volumes_from_json
 from resource_extend.typeshim import Fields

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from resource_extend import decoding
 from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
-from resource_extend.storage import decoding
 from resource_extend.storage.disk import (
     Disk,
     disk_by_device,

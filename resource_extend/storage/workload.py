@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from resource_extend import decoding
 from resource_extend.errors import PluginError
-from resource_extend.storage import decoding
 from resource_extend.storage.binding import VolumeBinding, bindings_to_json, parse_bindings
 from resource_extend.storage.disk import (
     Disk,
