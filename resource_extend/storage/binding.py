@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from resource_extend.errors import PluginError
+from resource_extend.storage.disk import Quota, QuotaHolder
 from resource_extend.storage.size import parse_size
-from resource_extend.typeshim import Fields
 
 _AUTO = "AUTO"
 _GRAMMAR = "source:destination[:flags[:size[:read_IOPS:write_IOPS:read_BPS:write_BPS]]]"
@@ -38,8 +38,8 @@ def _check_flags(text: str, flags: str) -> None:
     )
 
 
-class VolumeBinding(Fields):
-    __slots__ = ("destination", "flags", "read_bps", "read_iops", "size", "source", "write_bps", "write_iops")
+class VolumeBinding(QuotaHolder):
+    __slots__ = ("destination", "flags", "quota", "size", "source")
 
     def __init__(
         self,
@@ -56,10 +56,7 @@ class VolumeBinding(Fields):
         self.destination = destination
         self.flags = flags
         self.size = size
-        self.read_iops = read_iops
-        self.write_iops = write_iops
-        self.read_bps = read_bps
-        self.write_bps = write_bps
+        self.quota = Quota(read_iops, write_iops, read_bps, write_bps)
 
     @classmethod
     def parse(cls, text: str) -> VolumeBinding:
@@ -106,21 +103,8 @@ class VolumeBinding(Fields):
         """The identity realloc merges by."""
         return (self.source, self.destination, self.flags)
 
-    @property
-    def quota(self) -> tuple[int, int, int, int]:
-        return (self.read_iops, self.write_iops, self.read_bps, self.write_bps)
-
     def copy(self) -> VolumeBinding:
-        return VolumeBinding(
-            self.source,
-            self.destination,
-            self.flags,
-            self.size,
-            self.read_iops,
-            self.write_iops,
-            self.read_bps,
-            self.write_bps,
-        )
+        return VolumeBinding(self.source, self.destination, self.flags, self.size, *self.quota)
 
     def to_string(self, normalize: bool = False) -> str:
         """The stored 8-field form, or (``normalize``) the engine form without the monopoly letter."""
@@ -128,7 +112,7 @@ class VolumeBinding(Fields):
         if "o" in flags:
             flags = flags.replace("o", "").replace("r", "ro").replace("w", "wo")
         head = f"{self.source}:{self.destination}"
-        full = f"{head}:{flags}:{self.size}:" + ":".join(str(value) for value in self.quota)
+        full = f"{head}:{flags}:{self.size}:{self.quota.text()}"
         if not normalize:
             return full
         # The engine form is chosen by the flags as parsed, not as rewritten above.
@@ -189,8 +173,5 @@ def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) 
             merged[binding.key] = binding.copy()
             continue
         found.size += binding.size
-        found.read_iops += binding.read_iops
-        found.write_iops += binding.write_iops
-        found.read_bps += binding.read_bps
-        found.write_bps += binding.write_bps
+        found.quota = found.quota.plus(binding.quota)
     return [binding for binding in merged.values() if binding.size >= 0]

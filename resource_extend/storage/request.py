@@ -213,10 +213,7 @@ def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) 
         # A limit size of 0 means unlimited and is never raised.
         if request.size > 0 and limit.size > 0 and request.size > limit.size:
             limit.size = request.size
-        limit.read_iops = max(limit.read_iops, request.read_iops)
-        limit.write_iops = max(limit.write_iops, request.write_iops)
-        limit.read_bps = max(limit.read_bps, request.read_bps)
-        limit.write_bps = max(limit.write_bps, request.write_bps)
+        limit.quota = limit.quota.most(request.quota)
     return None
 
 

@@ -125,7 +125,7 @@ def engine_volumes(bindings: Iterable[VolumeBinding]) -> list[str] | None:
 
 
 def iops_options(disks: Iterable[Disk]) -> dict[str, str]:
-    return {disk.device: f"{disk.read_iops}:{disk.write_iops}:{disk.read_bps}:{disk.write_bps}" for disk in disks}
+    return {disk.device: disk.quota.text() for disk in disks}
 
 
 def plan_limit(request: Sequence[VolumeBinding], limit: Sequence[VolumeBinding], plan: VolumePlan) -> VolumePlan:
