@@ -25,6 +25,10 @@ from resource_extend.storage.disk import ZERO, Disk, Quota, disk_by_path, disks_
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.volume import first_volume
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from resource_extend.storage.record import StorageRecord
+
 # One returned placement: the volume plan and the disk quotas it charges (the workload's disks_request).
 Placement = tuple[VolumePlan, list[Disk]]
 
@@ -88,28 +92,22 @@ def classify_bindings(bindings: Iterable[VolumeBinding]) -> BindingClasses:
 
 
 def volume_plans(
-    capacity_volumes: Mapping[str, int] | None,
-    usage_volumes: Mapping[str, int] | None,
-    capacity_disks: Sequence[Disk] | None,
-    usage_disks: Sequence[Disk] | None,
+    node: StorageRecord,
     bindings: Sequence[VolumeBinding],
     bound: int,
 ) -> list[Placement]:
     """Up to ``bound`` placements of ``bindings`` on the node (spec §3); empty when none fits.
 
-    The node is given by its record's capacity and usage sides; a null map or list reads as empty.
+    ``node`` is the node's record: its capacity and usage sides; a null side, map or list reads as empty.
     ``bound`` is ``deploy_count`` for calculate-deploy. Plans share the request's binding objects as keys
     (as the reference shares pointers); treat them as read-only.
     """
-    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    host = _Host(node)
     return _plans(host, bindings, max(bound, 0))
 
 
 def volume_capacity(
-    capacity_volumes: Mapping[str, int] | None,
-    usage_volumes: Mapping[str, int] | None,
-    capacity_disks: Sequence[Disk] | None,
-    usage_disks: Sequence[Disk] | None,
+    node: StorageRecord,
     bindings: Sequence[VolumeBinding],
     bound: int,
 ) -> int:
@@ -120,7 +118,7 @@ def volume_capacity(
     bound = max(bound, 0)
     if not need_schedule(bindings):
         return bound
-    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    host = _Host(node)
     request = _Request(bindings)
     if request.places_volumes and not host.free:
         return 0
@@ -129,10 +127,7 @@ def volume_capacity(
 
 
 def affinity_plan(
-    capacity_volumes: Mapping[str, int] | None,
-    usage_volumes: Mapping[str, int] | None,
-    capacity_disks: Sequence[Disk] | None,
-    usage_disks: Sequence[Disk] | None,
+    node: StorageRecord,
     bindings: Sequence[VolumeBinding],
     old_plan: VolumePlan,
     old_bindings: Sequence[VolumeBinding],
@@ -145,7 +140,7 @@ def affinity_plan(
     """
     if not need_schedule(bindings):
         return VolumePlan(), []
-    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    host = _Host(node)
     _give_back(host, old_plan, old_bindings)
 
     classes = classify_bindings(bindings)
@@ -175,13 +170,12 @@ def affinity_plan(
 class _Host:
     """Free bytes per volume and remaining quota per disk; mutated by promotion and by realloc."""
 
-    def __init__(
-        self,
-        capacity_volumes: Mapping[str, int] | None,
-        usage_volumes: Mapping[str, int] | None,
-        capacity_disks: Sequence[Disk] | None,
-        usage_disks: Sequence[Disk] | None,
-    ) -> None:
+    def __init__(self, node: StorageRecord) -> None:
+        capacity, usage = node.capacity, node.usage
+        capacity_volumes = None if capacity is None else capacity.volumes
+        usage_volumes = None if usage is None else usage.volumes
+        capacity_disks = None if capacity is None else capacity.disks
+        usage_disks = None if usage is None else usage.disks
         # Only device and mounts of these disks are read; quotas live in ``quotas``.
         self.disks = disks_sub(capacity_disks or (), usage_disks or ())
         self.quotas: _Quotas = [list(disk.quota) for disk in self.disks]
