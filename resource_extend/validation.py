@@ -29,7 +29,7 @@ def schema_dir() -> Path:
     if archive is not None:
         import zipfile
 
-        # zipfile.Path reads like a Path (/, read_text, glob), which is all schemabundle asks of one.
+        # zipfile.Path reads like a Path (/, read_text, glob), which is all schemafiles asks of one.
         found: Path = zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/")  # type: ignore[assignment]
         return found
     package = Path(__file__).resolve().parent
@@ -56,9 +56,11 @@ def validator(plugin: str, verb: str, direction: str) -> Validator:
 def _compile_from_source(plugin: str, verb: str, direction: str) -> Validator:
     import fastjsonschema  # source checkouts only
 
-    from resource_extend.schemabundle import bundle
+    from resource_extend.schemafiles import handlers, verb_schema
 
-    compiled: Validator = fastjsonschema.compile(bundle(schema_dir(), plugin, verb, direction))
+    directory = schema_dir()
+    schema = verb_schema(directory, plugin, verb, direction)
+    compiled: Validator = fastjsonschema.compile(schema, handlers=handlers(directory))
     return compiled
 
 
