@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from resource_extend import decoding
 from resource_extend.decoding import parse_int64
-from resource_extend.errors import PluginError
+from resource_extend.errors import InvalidDisk, PluginError
 from resource_extend.storage.size import parse_size
 from resource_extend.typeshim import Fields
 
@@ -136,13 +136,13 @@ class Disk(QuotaHolder):
                 parse_size(parts[5]),
             )
         except PluginError as cause:
-            raise PluginError(f"wrong disk format: {text}, {cause}: invalid disk") from None
+            raise InvalidDisk(f"wrong disk format: {text}, {cause}") from None
 
     @classmethod
     def from_json(cls, value: Any) -> Disk:
         source = decoding.object_or_none(value, "disk")
         if source is None:
-            raise PluginError("disk must be an object, not null: invalid disk")
+            raise InvalidDisk("disk must be an object, not null")
         mounts = decoding.list_field(source, "mounts", "disk")
         return cls(
             decoding.str_field(source, "device", "disk"),

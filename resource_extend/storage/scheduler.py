@@ -19,7 +19,10 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from resource_extend.capacity import trunc_div
-from resource_extend.errors import PluginError
+
+# Callers (calculate_verbs, tests) catch these by this module's names for them.
+from resource_extend.errors import InsufficientResource as InsufficientResource
+from resource_extend.errors import InvalidVolume as InvalidVolume
 from resource_extend.storage.binding import VolumeBinding, need_schedule
 from resource_extend.storage.disk import ZERO, Disk, Quota, disk_by_path, disks_add, disks_sub
 from resource_extend.storage.plan import VolumePlan
@@ -37,20 +40,6 @@ _Quotas = list[list[int]]
 
 _ZERO = ZERO
 _UNBOUNDED = sys.maxsize
-
-
-class InsufficientResource(PluginError):
-    """No placement fits (reference ``ErrInsufficientResource``)."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{detail}: cannot alloc a plan, not enough resource")
-
-
-class InvalidVolume(PluginError):
-    """Realloc was handed a holding the node does not have (reference ``ErrInvalidVolume``)."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{detail}: invalid volume")
 
 
 class BindingClasses:
