@@ -46,16 +46,14 @@ class VolumeBinding(QuotaHolder):
         destination: str,
         flags: str,
         size: int,
-        read_iops: int = 0,
-        write_iops: int = 0,
-        read_bps: int = 0,
-        write_bps: int = 0,
+        *quota: int,
     ) -> None:
+        """``quota`` in ``Quota`` order (read IOPS, write IOPS, read bps, write bps); missing numbers are 0."""
         self.source = source
         self.destination = destination
         self.flags = flags
         self.size = size
-        self.quota = Quota(read_iops, write_iops, read_bps, write_bps)
+        self.quota = Quota(*quota)
 
     @classmethod
     def parse(cls, text: str) -> VolumeBinding:
@@ -68,14 +66,12 @@ class VolumeBinding(QuotaHolder):
         if len(parts) == 2:
             parts.append("rw")
         parts += ["0"] * (8 - len(parts))
-        size, read_iops, write_iops, read_bps, write_bps = (
-            _size_field(text, name, part) for name, part in zip(_SIZE_FIELDS, parts[3:])
-        )
+        size, *quota = (_size_field(text, name, part) for name, part in zip(_SIZE_FIELDS, parts[3:]))
         # Flags are a bag of letters; sorting makes "wrm" and "mrw" the same binding.
         flags = "".join(sorted(parts[2])) or "rw"
         if not parts[1]:
             raise InvalidVolume(f"dest must be provided: {text}")
-        return cls(parts[0], parts[1], flags, size, read_iops, write_iops, read_bps, write_bps)
+        return cls(parts[0], parts[1], flags, size, *quota)
 
     @property
     def require_schedule(self) -> bool:

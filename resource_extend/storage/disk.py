@@ -107,18 +107,11 @@ class QuotaHolder(Fields):
 class Disk(QuotaHolder):
     __slots__ = ("device", "mounts", "quota")
 
-    def __init__(
-        self,
-        device: str,
-        mounts: list[str] | None,
-        read_iops: int = 0,
-        write_iops: int = 0,
-        read_bps: int = 0,
-        write_bps: int = 0,
-    ) -> None:
+    def __init__(self, device: str, mounts: list[str] | None, *quota: int) -> None:
+        """``quota`` in ``Quota`` order (read IOPS, write IOPS, read bps, write bps); missing numbers are 0."""
         self.device = device
         self.mounts = mounts
-        self.quota = Quota(read_iops, write_iops, read_bps, write_bps)
+        self.quota = Quota(*quota)
 
     @classmethod
     def parse(cls, text: str) -> Disk:
