@@ -29,7 +29,6 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 PLUGINS = ("gpu", "storage")
@@ -302,38 +301,17 @@ def compile_validators(plugin: str, schema_dir: Path, package: Path) -> None:
     sys.path.insert(0, str(ROOT))
     import fastjsonschema
 
-    from resource_extend.schemabundle import bundle, verbs_with_schemas
+    from resource_extend.schemafiles import handlers, verb_schema, verbs_with_schemas, without_annotations
     from resource_extend.validation import module_name
 
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(f'"""Validators compiled from schemas/{plugin} by build.py."""\n')
     for verb in verbs_with_schemas(schema_dir, plugin):
         for direction in ("request", "response"):
-            code = fastjsonschema.compile_to_code(without_annotations(bundle(schema_dir, plugin, verb, direction)))
+            # fastjsonschema follows the references between the files itself, reading them from schema_dir.
+            schema = without_annotations(verb_schema(schema_dir, plugin, verb, direction))
+            code = fastjsonschema.compile_to_code(schema, handlers=handlers(schema_dir, annotations=False))
             (package / f"{module_name(verb, direction)}.py").write_text(generated(code))
-
-
-ANNOTATIONS = {"title", "description", "examples", "$comment"}
-SCHEMA_MAPS = {"properties", "patternProperties", "definitions"}
-
-
-def without_annotations(schema: Any) -> Any:
-    """The schema minus the keywords that do not validate: the generated code embeds them otherwise."""
-    if isinstance(schema, list):
-        return [without_annotations(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    kept = {}
-    for key, value in schema.items():
-        if key in ANNOTATIONS:
-            continue
-        if key in SCHEMA_MAPS and isinstance(value, dict):
-            kept[key] = {name: without_annotations(sub) for name, sub in value.items()}
-        elif key in ("const", "enum", "default"):
-            kept[key] = value  # data, not schema
-        else:
-            kept[key] = without_annotations(value)
-    return kept
 
 
 def generated(code: str) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, TypeVar, Union
 
-R = TypeVar("R")
+from resource_extend.decoding import INT64_MAX, INT64_MIN
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+R = TypeVar("R")
 
 # Kinds of finding, stable for ``doctor --json``.
 UNREADABLE = "unreadable"

@@ -20,6 +20,39 @@ class NodeNotExists(PluginError):
         self.node = node
 
 
+class Sentinel(PluginError):
+    """A failure the reference words as ``<detail>: <its sentinel error>``; core and operators match the suffix."""
+
+    SUFFIX = ""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{detail}: {self.SUFFIX}")
+
+
+class InvalidVolume(Sentinel):
+    """A volume or volume binding the reference refuses (``ErrInvalidVolume``)."""
+
+    SUFFIX = "invalid volume"
+
+
+class InvalidDisk(Sentinel):
+    """A disk the reference refuses (``ErrInvalidDisk``)."""
+
+    SUFFIX = "invalid disk"
+
+
+class InvalidStorage(Sentinel):
+    """A storage size the reference refuses (``ErrInvalidStorage``)."""
+
+    SUFFIX = "invalid storage"
+
+
+class InsufficientResource(Sentinel):
+    """No placement fits (``ErrInsufficientResource``)."""
+
+    SUFFIX = "cannot alloc a plan, not enough resource"
+
+
 class StoreUnavailable(PluginError):
     """No etcd endpoint answered, or every answer was an error."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 # exactly what json.dumps/json.loads do with these options; tests compare the two.
 from _json import encode_basestring, make_encoder, make_scanner
 
+from resource_extend.decoding import json_kind
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
@@ -158,8 +159,7 @@ def loads_request(data: bytes) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        kind = {list: "array", str: "string", bool: "bool"}.get(type(value), "number")
-        raise PluginError(f"decode plugin input: json: cannot unmarshal {kind} into a request object")
+        raise PluginError(f"decode plugin input: json: cannot unmarshal {json_kind(value)} into a request object")
     return value
 
 

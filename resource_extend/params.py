@@ -8,8 +8,12 @@ These helpers keep those rules in one place so every verb reads its request the 
 from __future__ import annotations
 
 import math
-import re
 
+# Go's rules live in decoding; these names stay importable from here for the modules that read them so.
+from resource_extend.decoding import INT64_MAX as INT64_MAX
+from resource_extend.decoding import decimal_int64
+from resource_extend.decoding import int64_problem as int64_problem
+from resource_extend.decoding import strict_int as strict_int
 from resource_extend.errors import PluginError
 
 # Not imported on the call path: typing exists for the type checker only.
@@ -20,10 +24,6 @@ if TYPE_CHECKING:
     JSONObject = dict[str, Any]
 else:
     JSONObject = dict
-
-_DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
 
 
 def string(req: JSONObject, key: str) -> str:
@@ -56,10 +56,8 @@ def integer(req: JSONObject, key: str) -> int:
         return value
     if isinstance(value, float):
         return round(value) if math.isfinite(value) else 0
-    if isinstance(value, str) and _DECIMAL.match(value):
-        parsed = int(value)
-        return parsed if INT64_MIN <= parsed <= INT64_MAX else 0
-    return 0
+    parsed = decimal_int64(value) if isinstance(value, str) else None
+    return 0 if parsed is None else parsed
 
 
 def obj(req: JSONObject, key: str) -> JSONObject | None:
@@ -100,14 +98,6 @@ def bulk_nodenames(req: JSONObject) -> list[str]:
     return nodenames(req)
 
 
-def int64_problem(where: str, value: int) -> str | None:
-    """Why ``value`` may not be stored at ``where``: past int64, which no reader of the record accepts."""
-    if INT64_MIN <= value <= INT64_MAX:
-        return None
-    bound = f"max {INT64_MAX}" if value > 0 else f"min {INT64_MIN}"
-    return f"{where} would be {value}, past int64 ({bound})"
-
-
 # core's enginetypes.Info fields that the reference decodes with a Go type; unknown keys are ignored.
 _INFO_FIELDS = {"Type": str, "ID": str, "NCPU": int, "MemTotal": int, "StorageTotal": int}
 
@@ -127,37 +117,3 @@ def engine_info(req: JSONObject) -> JSONObject:
         elif not isinstance(value, str):
             raise PluginError(f"json: cannot unmarshal info.{name}: want a string")
     return info
-
-
-def strict_int(value: Any, where: str) -> int:
-    """Decode a JSON number into an int64 the way the reference's JSON round trip does.
-
-    The reference holds request numbers as doubles, re-encodes them and decodes into an integer, so
-    ``3.0`` and ``1e3`` are integers while ``1.5``, strings, booleans and ``null`` are errors.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PluginError(f"json: cannot unmarshal {_kind(value)} into {where} of type int64")
-    number: int
-    if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer() or abs(value) >= 1e21:
-            raise PluginError(f"json: cannot unmarshal number {value!r} into {where} of type int64")
-        number = int(value)
-    else:
-        number = value
-    if not INT64_MIN <= number <= INT64_MAX:
-        raise PluginError(f"json: cannot unmarshal number {number} into {where} of type int64 (out of range)")
-    return number
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "number"

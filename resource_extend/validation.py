@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 
+from resource_extend.decoding import INT64_MAX
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
@@ -28,7 +29,7 @@ def schema_dir() -> Path:
     if archive is not None:
         import zipfile
 
-        # zipfile.Path reads like a Path (/, read_text, glob), which is all schemabundle asks of one.
+        # zipfile.Path reads like a Path (/, read_text, glob), which is all schemafiles asks of one.
         found: Path = zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/")  # type: ignore[assignment]
         return found
     package = Path(__file__).resolve().parent
@@ -55,9 +56,11 @@ def validator(plugin: str, verb: str, direction: str) -> Validator:
 def _compile_from_source(plugin: str, verb: str, direction: str) -> Validator:
     import fastjsonschema  # source checkouts only
 
-    from resource_extend.schemabundle import bundle
+    from resource_extend.schemafiles import handlers, verb_schema
 
-    compiled: Validator = fastjsonschema.compile(bundle(schema_dir(), plugin, verb, direction))
+    directory = schema_dir()
+    schema = verb_schema(directory, plugin, verb, direction)
+    compiled: Validator = fastjsonschema.compile(schema, handlers=handlers(directory))
     return compiled
 
 
@@ -110,7 +113,6 @@ def _shown(value: Any) -> str:
 # 1000 nodes: 2000 rows, 2 signatures). Below ROWS rows the document is checked as it is.
 
 ROWS = 64
-INT64_MAX = 9223372036854775807
 
 
 def _decimal(value: str) -> bool:

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
-from resource_extend.schemabundle import bundle
+from resource_extend import schemafiles
 from resource_extend.validation import schema_dir
+
+# Where a subschema was found: the schema directory and the $id of its file, against which its references
+# resolve.
+At = tuple[Path, str]
 
 _NAMES = {"integer": "integer", "number": "number", "string": "string", "boolean": "boolean", "null": "null"}
 
@@ -18,7 +23,8 @@ _NAMES = {"integer": "integer", "number": "number", "string": "string", "boolean
 def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
     lines = [f"{prog} {verb} — {summary}", "", f"usage: {prog} [--config PATH] {verb} < request.json"]
     try:
-        schema = bundle(schema_dir(), plugin, verb, "request")
+        at: At = (schema_dir(), schemafiles.verb_uri(plugin, verb, "request"))
+        schema = schemafiles.load(*at)
     except (OSError, ValueError, KeyError):
         return "\n".join(lines) + "\n"
     if schema.get("description"):
@@ -28,8 +34,8 @@ def describe(prog: str, plugin: str, verb: str, summary: str) -> str:
         required = set(schema.get("required") or ())
         rows = []
         for key, spec in properties.items():
-            kind = kind_of(schema, spec) + (", required" if key in required else "")
-            rows.append((key, kind, first_sentence(_description(schema, spec))))
+            kind = kind_of(at, spec) + (", required" if key in required else "")
+            rows.append((key, kind, first_sentence(_description(at, spec))))
         lines += ["", "request keys:", *_table(rows)]
     example = best_example(schema.get("examples") or [])
     if example is not None:
@@ -75,58 +81,62 @@ def first_sentence(text: str) -> str:
     return head + dot.strip() if dot else text
 
 
-def _resolve(root: dict[str, Any], spec: Any, depth: int = 0) -> Any:
-    """``spec`` with local references followed (bundled schemas have no other kind)."""
+def _resolve(at: At, spec: Any, depth: int = 0) -> tuple[At, Any]:
+    """``spec`` with its references followed, and where the last one led."""
     while isinstance(spec, dict) and isinstance(spec.get("$ref"), str) and depth < 20:
-        ref = spec["$ref"]
-        if not ref.startswith("#/definitions/"):
-            break
-        spec = root.get("definitions", {}).get(ref.rsplit("/", 1)[-1], {})
+        uri, spec = schemafiles.resolve(at[0], at[1], spec["$ref"])
+        at = (at[0], uri)
         depth += 1
-    return spec
+    return at, spec
 
 
-def _description(root: dict[str, Any], spec: Any) -> str:
+def _description(at: At, spec: Any) -> str:
     if isinstance(spec, dict) and spec.get("description"):
         return str(spec["description"])
-    target = _resolve(root, spec)
+    try:
+        _, target = _resolve(at, spec)
+    except (OSError, ValueError, KeyError, IndexError):
+        return ""
     return str(target.get("description", "")) if isinstance(target, dict) else ""
 
 
-def kind_of(root: dict[str, Any], spec: Any, depth: int = 0) -> str:
+def kind_of(at: At, spec: Any, depth: int = 0) -> str:
     """A short human type for a schema: ``integer``, ``array of strings``, ``object {prod_count_map}``, …"""
-    spec = _resolve(root, spec)
+    try:
+        at, spec = _resolve(at, spec)
+    except (OSError, ValueError, KeyError, IndexError):
+        return "any"
     if not isinstance(spec, dict) or depth > 4:
         return "any"
     if spec.get("title") and "type" not in spec:
         return str(spec["title"])
     if isinstance(spec.get("if"), dict) and "then" in spec:
         # Read only when it has this type; anything else reads as absent, as the reference reads it.
-        return kind_of(root, spec["then"], depth + 1)
+        return kind_of(at, spec["then"], depth + 1)
     kinds = spec.get("type")
     if isinstance(kinds, str):
         kinds = [kinds]
     if isinstance(kinds, list):
         # null is left out: every nullable key reads null as absent.
-        named = [_one(root, spec, str(k), depth) for k in kinds if k != "null"]
+        named = [_one(at, spec, str(k), depth) for k in kinds if k != "null"]
         return " or ".join(named) if named else "null"
     for combo in ("anyOf", "oneOf"):
         if isinstance(spec.get(combo), list):
-            return " or ".join(kind_of(root, s, depth + 1) for s in spec[combo])
+            return " or ".join(kind_of(at, s, depth + 1) for s in spec[combo])
     return "any"
 
 
-def _one(root: dict[str, Any], spec: dict[str, Any], kind: str, depth: int) -> str:
+def _one(at: At, spec: dict[str, Any], kind: str, depth: int) -> str:
     if kind == "array":
         items = spec.get("items")
-        return "array" if items is None else f"array of {_plural(kind_of(root, items, depth + 1))}"
+        return "array" if items is None else f"array of {_plural(kind_of(at, items, depth + 1))}"
     if kind == "object":
         properties = spec.get("properties")
         if isinstance(properties, dict) and properties:
             return "object {" + ", ".join(properties) + "}"
         extra = spec.get("additionalProperties")
         if isinstance(extra, dict):
-            return f"object of {_plural(kind_of(root, extra, depth + 1))}"
+            return f"object of {_plural(kind_of(at, extra, depth + 1))}"
         return "object"
     return _NAMES.get(kind, kind)
 

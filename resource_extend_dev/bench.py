@@ -303,7 +303,11 @@ def in_process(table: Table, profile: bool) -> str:
     1000 nodes of the scale section (ms), profiled."""
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.disk import Disk
+    from resource_extend.storage.record import NodeResource, StorageRecord
     from resource_extend.storage.scheduler import volume_capacity
+
+    def on(volumes: dict[str, int], used: dict[str, int], disks: list[Disk], used_disks: list[Disk]) -> StorageRecord:
+        return StorageRecord(NodeResource(volumes, disks), NodeResource(used, used_disks))
 
     twelve = {f"/data{i}": TIB for i in range(12)}
     eight = {f"/data{i}": TIB for i in range(8)}
@@ -320,7 +324,7 @@ def in_process(table: Table, profile: bool) -> str:
         seconds = []
         for _ in range(50):
             started = time.perf_counter()
-            count = volume_capacity(volumes, {}, [], [], bindings, 10000)
+            count = volume_capacity(on(volumes, {}, [], []), bindings, 10000)
             seconds.append((time.perf_counter() - started) * 1000)  # shown in the ms column as µs
         table.add(f"{label}, bound 10000 (in-process, µs) → {count}", Sample(seconds, []))
 
@@ -333,7 +337,7 @@ def in_process(table: Table, profile: bool) -> str:
     bindings = [VolumeBinding.parse(t) for t in STORAGE_REQUEST["volumes"]]
 
     def scale() -> int:
-        return sum(volume_capacity(*node, bindings, 10000) for node in nodes)
+        return sum(volume_capacity(on(*node), bindings, 10000) for node in nodes)
 
     seconds = []
     for _ in range(5):

@@ -12,9 +12,12 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from referencing import Registry
+from referencing.jsonschema import DRAFT7
 
 import build
-from resource_extend.schemabundle import bundle, verbs_with_schemas
+from resource_extend import schemafiles
+from resource_extend.schemafiles import verbs_with_schemas
 from resource_extend.validation import module_name, schema_dir
 from resource_extend_dev.conformance import load_cases
 from tests.support import PLUGINS, VECTORS
@@ -32,6 +35,10 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
     (package_root / "__init__.py").write_text("")
     sys.path.insert(0, str(root))
     pairs = {}
+    # The jsonschema package follows the references between the files the way fastjsonschema did for the build.
+    registry: Registry[Any] = Registry(
+        retrieve=lambda uri: DRAFT7.create_resource(schemafiles.load(schema_dir(), uri))  # type: ignore[call-arg]
+    )
     try:
         for plugin in PLUGINS:
             build.compile_validators(plugin, schema_dir(), package_root / plugin)
@@ -40,8 +47,9 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
                     module = importlib.import_module(
                         f"resource_extend_compiled.{plugin}.{module_name(verb, direction)}"
                     )
-                    schema = bundle(schema_dir(), plugin, verb, direction)
-                    pairs[(plugin, verb, direction)] = (module.validate, jsonschema.Draft7Validator(schema))
+                    schema = schemafiles.verb_schema(schema_dir(), plugin, verb, direction)
+                    reference = jsonschema.Draft7Validator(schema, registry=registry)
+                    pairs[(plugin, verb, direction)] = (module.validate, reference)
         yield pairs
     finally:
         sys.path.remove(str(root))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from resource_extend.errors import PluginError
+from resource_extend.errors import InvalidVolume, PluginError
+from resource_extend.storage.disk import Quota, QuotaHolder
 from resource_extend.storage.size import parse_size
-from resource_extend.typeshim import Fields
 
 _AUTO = "AUTO"
 _GRAMMAR = "source:destination[:flags[:size[:read_IOPS:write_IOPS:read_BPS:write_BPS]]]"
@@ -32,14 +32,13 @@ def _check_flags(text: str, flags: str) -> None:
     letters_ok = set(flags) <= _FLAG_LETTERS and all(flags.count(letter) <= 1 for letter in "rwm")
     if letters_ok and flags.count("o") <= flags.count("r") + flags.count("w"):
         return
-    raise PluginError(
-        f"volume binding {text!r}: flags {flags!r}: use the letters r, w, o, m, each at most once "
-        "(e.g. rw, ro, rwm): invalid volume"
+    raise InvalidVolume(
+        f"volume binding {text!r}: flags {flags!r}: use the letters r, w, o, m, each at most once (e.g. rw, ro, rwm)"
     )
 
 
-class VolumeBinding(Fields):
-    __slots__ = ("destination", "flags", "read_bps", "read_iops", "size", "source", "write_bps", "write_iops")
+class VolumeBinding(QuotaHolder):
+    __slots__ = ("destination", "flags", "quota", "size", "source")
 
     def __init__(
         self,
@@ -47,39 +46,32 @@ class VolumeBinding(Fields):
         destination: str,
         flags: str,
         size: int,
-        read_iops: int = 0,
-        write_iops: int = 0,
-        read_bps: int = 0,
-        write_bps: int = 0,
+        *quota: int,
     ) -> None:
+        """``quota`` in ``Quota`` order (read IOPS, write IOPS, read bps, write bps); missing numbers are 0."""
         self.source = source
         self.destination = destination
         self.flags = flags
         self.size = size
-        self.read_iops = read_iops
-        self.write_iops = write_iops
-        self.read_bps = read_bps
-        self.write_bps = write_bps
+        self.quota = Quota(*quota)
 
     @classmethod
     def parse(cls, text: str) -> VolumeBinding:
         parts = text.split(":")
         if not 2 <= len(parts) <= 8:
-            raise PluginError(
+            raise InvalidVolume(
                 f"volume binding {text!r} has {len(parts)} field{'s' if len(parts) != 1 else ''}, wants 2 to 8: "
-                f"{_GRAMMAR} (e.g. AUTO:/data:rw:10G): invalid volume"
+                f"{_GRAMMAR} (e.g. AUTO:/data:rw:10G)"
             )
         if len(parts) == 2:
             parts.append("rw")
         parts += ["0"] * (8 - len(parts))
-        size, read_iops, write_iops, read_bps, write_bps = (
-            _size_field(text, name, part) for name, part in zip(_SIZE_FIELDS, parts[3:])
-        )
+        size, *quota = (_size_field(text, name, part) for name, part in zip(_SIZE_FIELDS, parts[3:]))
         # Flags are a bag of letters; sorting makes "wrm" and "mrw" the same binding.
         flags = "".join(sorted(parts[2])) or "rw"
         if not parts[1]:
-            raise PluginError(f"dest must be provided: {text}: invalid volume")
-        return cls(parts[0], parts[1], flags, size, read_iops, write_iops, read_bps, write_bps)
+            raise InvalidVolume(f"dest must be provided: {text}")
+        return cls(parts[0], parts[1], flags, size, *quota)
 
     @property
     def require_schedule(self) -> bool:
@@ -106,21 +98,8 @@ class VolumeBinding(Fields):
         """The identity realloc merges by."""
         return (self.source, self.destination, self.flags)
 
-    @property
-    def quota(self) -> tuple[int, int, int, int]:
-        return (self.read_iops, self.write_iops, self.read_bps, self.write_bps)
-
     def copy(self) -> VolumeBinding:
-        return VolumeBinding(
-            self.source,
-            self.destination,
-            self.flags,
-            self.size,
-            self.read_iops,
-            self.write_iops,
-            self.read_bps,
-            self.write_bps,
-        )
+        return VolumeBinding(self.source, self.destination, self.flags, self.size, *self.quota)
 
     def to_string(self, normalize: bool = False) -> str:
         """The stored 8-field form, or (``normalize``) the engine form without the monopoly letter."""
@@ -128,7 +107,7 @@ class VolumeBinding(Fields):
         if "o" in flags:
             flags = flags.replace("o", "").replace("r", "ro").replace("w", "wo")
         head = f"{self.source}:{self.destination}"
-        full = f"{head}:{flags}:{self.size}:" + ":".join(str(value) for value in self.quota)
+        full = f"{head}:{flags}:{self.size}:{self.quota.text()}"
         if not normalize:
             return full
         # The engine form is chosen by the flags as parsed, not as rewritten above.
@@ -175,9 +154,9 @@ def total_size(bindings: Iterable[VolumeBinding]) -> int:
 def validate_bindings(bindings: Iterable[VolumeBinding]) -> None:
     for binding in bindings:
         if binding.monopoly and binding.size <= 0:
-            raise PluginError(f"monopoly volume requires a positive size: {binding}: invalid volume")
+            raise InvalidVolume(f"monopoly volume requires a positive size: {binding}")
         if not binding.valid_io:
-            raise PluginError(f"invalid io parameters: {binding}: invalid volume")
+            raise InvalidVolume(f"invalid io parameters: {binding}")
 
 
 def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) -> list[VolumeBinding]:
@@ -189,8 +168,5 @@ def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) 
             merged[binding.key] = binding.copy()
             continue
         found.size += binding.size
-        found.read_iops += binding.read_iops
-        found.write_iops += binding.write_iops
-        found.read_bps += binding.read_bps
-        found.write_bps += binding.write_bps
+        found.quota = found.quota.plus(binding.quota)
     return [binding for binding in merged.values() if binding.size >= 0]

@@ -68,14 +68,7 @@ def node_deploy_capacity(record: StorageRecord, request: WorkloadRequest, bound:
     capacity, usage = _sides(record)
     count = bound
     if need_schedule(request.volumes_request):
-        count = volume_capacity(
-            capacity.volumes or {},
-            usage.volumes or {},
-            capacity.disks,
-            usage.disks,
-            request.volumes_request,
-            bound,
-        )
+        count = volume_capacity(record, request.volumes_request, bound)
     if request.storage_request > 0:
         count = min(count, storage_room(record, request.storage_request))
     if request.volumes_request or request.storage_request == 0:
@@ -107,14 +100,7 @@ def deploy(
     if not need_schedule(request.volumes_request):
         placements = [(VolumePlan(), []) for _ in range(count)]
     else:
-        placements = volume_plans(
-            capacity.volumes or {},
-            usage.volumes or {},
-            capacity.disks,
-            usage.disks,
-            request.volumes_request,
-            count,
-        )
+        placements = volume_plans(record, request.volumes_request, count)
         if len(placements) < count:
             raise InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
     engines, resources = [], []
@@ -157,10 +143,7 @@ def realloc(
     if reschedule:
         try:
             plan, disks = affinity_plan(
-                capacity.volumes or {},
-                usage.volumes or {},
-                capacity.disks,
-                usage.disks,
+                record,
                 merged.volumes_request,
                 origin.volume_plan_request,
                 origin.volumes_request,

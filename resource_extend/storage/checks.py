@@ -10,7 +10,7 @@ from resource_extend.diagnosis import (
     Finding,
     GoType,
 )
-from resource_extend.storage.disk import Disk, disk_by_device
+from resource_extend.storage.disk import Disk, Quota, disk_by_device
 from resource_extend.storage.record import NodeResource, StorageRecord
 
 # The reference's record: NodeResourceInfo{Capacity, Usage *NodeResource}, as its json tags name the fields.
@@ -27,7 +27,6 @@ _DISK: GoType = (
 )
 _RESOURCE: GoType = ("struct", {"volumes": ("map", "int"), "disks": ("list", _DISK), "storage": "int"})
 GO_RECORD: GoType = ("struct", {"capacity": _RESOURCE, "usage": _RESOURCE})
-_QUOTA = ("read_IOPS", "write_IOPS", "read_bps", "write_bps")
 
 
 def check_record(node: str, record: StorageRecord) -> list[Finding]:
@@ -52,7 +51,7 @@ def check_record(node: str, record: StorageRecord) -> list[Finding]:
         if have is None:
             found.append(Finding(node, NO_CAPACITY, f"usage has disk {disk.device}, capacity has none"))
             continue
-        for name, used, cap in zip(_QUOTA, disk.quota, have.quota):
+        for name, used, cap in zip(Quota.FIELDS, disk.quota, have.quota):
             if used > cap >= 0:
                 found.append(Finding(node, ABOVE_CAPACITY, f"disk {disk.device} {name}: usage {used} > capacity {cap}"))
     return found
@@ -73,7 +72,7 @@ def _negative(node: str, side: str, resource: NodeResource) -> list[Finding]:
 def _negative_disk(node: str, side: str, disk: Disk) -> list[Finding]:
     return [
         Finding(node, NEGATIVE, f"{side} disk {disk.device} {name} is {value}", _repair(side))
-        for name, value in zip(_QUOTA, disk.quota)
+        for name, value in zip(Quota.FIELDS, disk.quota)
         if value < 0
     ]
 

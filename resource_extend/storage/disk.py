@@ -6,11 +6,11 @@ list is often both a stored record's and an intermediate result's.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from resource_extend.errors import PluginError
-from resource_extend.storage import decoding
+from resource_extend import decoding
+from resource_extend.decoding import parse_int64
+from resource_extend.errors import InvalidDisk, PluginError
 from resource_extend.storage.size import parse_size
 from resource_extend.typeshim import Fields
 
@@ -18,29 +18,100 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
+
+class Quota(tuple[int, int, int, int]):
+    """Read IOPS, write IOPS, read bytes/s, write bytes/s: what a disk offers and a binding or workload draws.
+
+    A tuple, so a quota compares, unpacks and indexes as one value; the arithmetic is element-wise.
+    """
+
+    __slots__ = ()
+    # The stored (record and resource JSON) names of the four numbers, in order.
+    FIELDS = ("read_IOPS", "write_IOPS", "read_bps", "write_bps")
+
+    def __new__(cls, read_iops: int = 0, write_iops: int = 0, read_bps: int = 0, write_bps: int = 0) -> Quota:
+        return tuple.__new__(cls, (read_iops, write_iops, read_bps, write_bps))
+
+    # The scheduler adds quotas per placement: skip __new__'s frame by building the tuple directly.
+    def plus(self, other: Sequence[int]) -> Quota:
+        return _new(Quota, (self[0] + other[0], self[1] + other[1], self[2] + other[2], self[3] + other[3]))
+
+    def scaled(self, factor: int) -> Quota:
+        return self if factor == 1 else _new(Quota, tuple(factor * value for value in self))
+
+    def most(self, other: Sequence[int]) -> Quota:
+        """The larger of each pair: a limit raised to its request."""
+        return Quota(max(self[0], other[0]), max(self[1], other[1]), max(self[2], other[2]), max(self[3], other[3]))
+
+    def fits(self, left: Sequence[int]) -> bool:
+        """Whether ``left`` has room for this quota in each of the four."""
+        return left[0] >= self[0] and left[1] >= self[1] and left[2] >= self[2] and left[3] >= self[3]
+
+    def replaced(self, index: int, value: int) -> Quota:
+        numbers = list(self)
+        numbers[index] = value
+        return Quota(*numbers)
+
+    def text(self) -> str:
+        """``rIOPS:wIOPS:rBPS:wBPS``, the form bindings, diff messages and engine options write."""
+        return f"{self[0]}:{self[1]}:{self[2]}:{self[3]}"
 
 
-class Disk(Fields):
-    __slots__ = ("device", "mounts", "read_bps", "read_iops", "write_bps", "write_iops")
+_new = tuple.__new__
+ZERO = Quota()
 
-    def __init__(
-        self,
-        device: str,
-        mounts: list[str] | None,
-        read_iops: int = 0,
-        write_iops: int = 0,
-        read_bps: int = 0,
-        write_bps: int = 0,
-    ) -> None:
+
+class QuotaHolder(Fields):
+    """A value that carries a ``quota`` (disks, volume bindings), its numbers also readable by name."""
+
+    __slots__ = ()
+    quota: Quota
+
+    def _set(self, index: int, value: int) -> None:
+        # Each holder lists "quota" in its own __slots__, where Fields finds what to compare.
+        self.quota = self.quota.replaced(index, value)  # type: ignore[misc]
+
+    @property
+    def read_iops(self) -> int:
+        return self.quota[0]
+
+    @read_iops.setter
+    def read_iops(self, value: int) -> None:
+        self._set(0, value)
+
+    @property
+    def write_iops(self) -> int:
+        return self.quota[1]
+
+    @write_iops.setter
+    def write_iops(self, value: int) -> None:
+        self._set(1, value)
+
+    @property
+    def read_bps(self) -> int:
+        return self.quota[2]
+
+    @read_bps.setter
+    def read_bps(self, value: int) -> None:
+        self._set(2, value)
+
+    @property
+    def write_bps(self) -> int:
+        return self.quota[3]
+
+    @write_bps.setter
+    def write_bps(self, value: int) -> None:
+        self._set(3, value)
+
+
+class Disk(QuotaHolder):
+    __slots__ = ("device", "mounts", "quota")
+
+    def __init__(self, device: str, mounts: list[str] | None, *quota: int) -> None:
+        """``quota`` in ``Quota`` order (read IOPS, write IOPS, read bps, write bps); missing numbers are 0."""
         self.device = device
         self.mounts = mounts
-        self.read_iops = read_iops
-        self.write_iops = write_iops
-        self.read_bps = read_bps
-        self.write_bps = write_bps
+        self.quota = Quota(*quota)
 
     @classmethod
     def parse(cls, text: str) -> Disk:
@@ -52,54 +123,56 @@ class Disk(Fields):
             return cls(
                 parts[0],
                 parts[1].split(","),
-                _parse_int(parts[2]),
-                _parse_int(parts[3]),
+                parse_int64(parts[2]),
+                parse_int64(parts[3]),
                 parse_size(parts[4]),
                 parse_size(parts[5]),
             )
         except PluginError as cause:
-            raise PluginError(f"wrong disk format: {text}, {cause}: invalid disk") from None
+            raise InvalidDisk(f"wrong disk format: {text}, {cause}") from None
 
     @classmethod
     def from_json(cls, value: Any) -> Disk:
         source = decoding.object_or_none(value, "disk")
         if source is None:
-            raise PluginError("disk must be an object, not null: invalid disk")
+            raise InvalidDisk("disk must be an object, not null")
         mounts = decoding.list_field(source, "mounts", "disk")
         return cls(
             decoding.str_field(source, "device", "disk"),
             None if mounts is None else decoding.str_list(mounts, "disk.mounts"),
-            decoding.int_field(source, "read_IOPS", "disk"),
-            decoding.int_field(source, "write_IOPS", "disk"),
-            decoding.int_field(source, "read_bps", "disk"),
-            decoding.int_field(source, "write_bps", "disk"),
+            *(decoding.int_field(source, name, "disk") for name in Quota.FIELDS),
         )
 
     def to_json(self) -> dict[str, Any]:
+        quota = self.quota
         return {
             "device": self.device,
             "mounts": _copy_mounts(self.mounts),
-            "read_IOPS": self.read_iops,
-            "write_IOPS": self.write_iops,
-            "read_bps": self.read_bps,
-            "write_bps": self.write_bps,
+            "read_IOPS": quota[0],
+            "write_IOPS": quota[1],
+            "read_bps": quota[2],
+            "write_bps": quota[3],
         }
 
-    @property
-    def quota(self) -> tuple[int, int, int, int]:
-        return (self.read_iops, self.write_iops, self.read_bps, self.write_bps)
+    @classmethod
+    def holding(cls, device: str, mounts: list[str] | None, quota: Sequence[int]) -> Disk:
+        """A disk of ``quota``; a ``Quota`` is shared, not rebuilt (the scheduler makes thousands of disks)."""
+        disk = cls.__new__(cls)
+        disk.device = device
+        disk.mounts = mounts
+        disk.quota = quota if type(quota) is Quota else Quota(*quota)
+        return disk
 
     def copy(self) -> Disk:
-        return Disk(self.device, _copy_mounts(self.mounts), *self.quota)
+        return Disk.holding(self.device, _copy_mounts(self.mounts), self.quota)
 
-    def stamped(self, quota: tuple[int, int, int, int]) -> Disk:
+    def stamped(self, quota: Sequence[int]) -> Disk:
         """A new disk with this one's device and mounts carrying ``quota``: what a charge against it is."""
-        return Disk(self.device, _copy_mounts(self.mounts), *quota)
+        return Disk.holding(self.device, _copy_mounts(self.mounts), quota)
 
     def disk_string(self) -> str:
         """``device:mount,mount:rIOPS:wIOPS:rBPS:wBPS``, the form diff messages compare."""
-        mounts = ",".join(self.mounts or ())
-        return f"{self.device}:{mounts}:{self.read_iops}:{self.write_iops}:{self.read_bps}:{self.write_bps}"
+        return f"{self.device}:{','.join(self.mounts or ())}:{self.quota.text()}"
 
 
 def disks_from_json(items: list[Any] | None) -> list[Disk] | None:
@@ -117,7 +190,7 @@ def disks_copy(disks: Iterable[Disk]) -> list[Disk]:
 
 def remove_mounts(disks: Iterable[Disk]) -> list[Disk]:
     """Copies with ``mounts`` unset, so adding them never overwrites the mounts of the disks they join."""
-    return [Disk(disk.device, None, *disk.quota) for disk in disks]
+    return [Disk.holding(disk.device, None, disk.quota) for disk in disks]
 
 
 def disk_by_device(disks: Iterable[Disk], device: str) -> Disk | None:
@@ -143,12 +216,9 @@ def _combine(disks: Iterable[Disk], other: Iterable[Disk], sign: int) -> list[Di
         found = by_device.get(item.device)
         if found is None:
             # Only disks already in the list absorb; new devices join at the end, one entry per item.
-            appended.append(Disk(item.device, _copy_mounts(item.mounts), *(sign * q for q in item.quota)))
+            appended.append(Disk.holding(item.device, _copy_mounts(item.mounts), item.quota.scaled(sign)))
             continue
-        found.read_iops += sign * item.read_iops
-        found.write_iops += sign * item.write_iops
-        found.read_bps += sign * item.read_bps
-        found.write_bps += sign * item.write_bps
+        found.quota = found.quota.plus(item.quota.scaled(sign))
         if item.mounts:
             found.mounts = list(item.mounts)
     return result + appended
@@ -172,12 +242,3 @@ def disk_by_path(disks: Iterable[Disk], path: str) -> Disk | None:
             if covers and depth >= best_depth:
                 best, best_depth = disk, depth
     return best
-
-
-def _parse_int(text: str) -> int:
-    if not _INTEGER.match(text):
-        raise PluginError(f'strconv.ParseInt: parsing "{text}": invalid syntax')
-    value = int(text)
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise PluginError(f'strconv.ParseInt: parsing "{text}": value out of range')
-    return value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from resource_extend.storage import decoding
+from resource_extend import decoding
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.volume import Volumes, first_volume, volumes_from_json
 from resource_extend.typeshim import Fields
@@ -72,10 +72,7 @@ class VolumePlan(Fields):
                 binding.destination,
                 binding.flags,
                 binding.size + old_binding.size,
-                binding.read_iops + old_binding.read_iops,
-                binding.write_iops + old_binding.write_iops,
-                binding.read_bps + old_binding.read_bps,
-                binding.write_bps + old_binding.write_bps,
+                *binding.quota.plus(old_binding.quota),
             )
             result.entries.append((combined, {device: size + first_volume(old_volumes)[1]}))
         return result

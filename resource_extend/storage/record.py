@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from resource_extend import decoding
 from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
-from resource_extend.storage import decoding
 from resource_extend.storage.disk import (
+    ZERO,
     Disk,
+    Quota,
     disk_by_device,
     disks_add,
     disks_from_json,
@@ -37,9 +39,6 @@ if TYPE_CHECKING:
 
 # What NodeResource() starts with when a side is not given: fresh empties, since None means null.
 _FRESH: Any = object()
-
-# The stored names of a disk's quota fields, in ``Disk.quota`` order.
-_QUOTA_FIELDS = ("read_IOPS", "write_IOPS", "read_bps", "write_bps")
 
 
 class NodeResource(Fields):
@@ -231,7 +230,7 @@ def reconcile_usage(stored: NodeResource, workloads: Iterable[WorkloadResource])
             diffs.append(_volume_diff(device, 0, size))
     for disk in stored.disks or ():
         found = disk_by_device(disks, disk.device)
-        summed = disk.stamped(found.quota if found is not None else (0, 0, 0, 0))
+        summed = disk.stamped(found.quota if found is not None else ZERO)
         if found is not None:
             found.mounts = summed.mounts
         if summed.disk_string() != disk.disk_string():
@@ -283,7 +282,7 @@ def _int64_problems(side: str, resource: NodeResource) -> list[str]:
     if problem:
         found.append(f"{problem}: invalid storage")
     for disk in resource.disks or ():
-        for name, value in zip(_QUOTA_FIELDS, disk.quota):
+        for name, value in zip(Quota.FIELDS, disk.quota):
             problem = int64_problem(f"{side}.disks[{disk.device!r}].{name}", value)
             if problem:
                 found.append(f"{problem}: invalid disk")
@@ -321,7 +320,7 @@ def _reconcile_disks(capacity: NodeResource, usage: NodeResource) -> str | None:
         used.mounts = None if disk.mounts is None else list(disk.mounts)
         if min(used.quota) < 0:
             return f"disk IOPS / BPS can't be negative: usage {used.disk_string()}: invalid disk"
-        if any(u > c for u, c in zip(used.quota, disk.quota)):
+        if not used.quota.fits(disk.quota):
             return (
                 f"disk IOPS / BPS usage can't be greater than capacity: "
                 f"{used.disk_string()} > {disk.disk_string()}: invalid disk"

@@ -7,7 +7,7 @@ list elements dropped) and turn them into the plugin's values.
 from __future__ import annotations
 
 from resource_extend import params
-from resource_extend.errors import PluginError
+from resource_extend.errors import InvalidStorage, InvalidVolume, PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
     merge_bindings,
@@ -117,9 +117,8 @@ class NodeRequest(Fields):
         for text in params.string_list(req, "volumes"):
             parts = text.split(":")
             if len(parts) != 2:
-                raise PluginError(
-                    f"volume should have 2 parts, device:size (e.g. /data0:1T), not {len(parts)}: {text!r}: "
-                    "invalid volume"
+                raise InvalidVolume(
+                    f"volume should have 2 parts, device:size (e.g. /data0:1T), not {len(parts)}: {text!r}"
                 )
             check_volume_device(parts[0], text)
             try:
@@ -163,9 +162,9 @@ def check_volume_device(device: str, text: str) -> None:
     ``/`` is an absolute path and stays valid (disk mounts use it too)."""
     if device.startswith("/") and "," not in device and not any(_is_control(char) for char in device):
         return
-    raise PluginError(
+    raise InvalidVolume(
         f"volume {text!r}: device {device!r} must be an absolute path without ',' or control characters "
-        "(e.g. /data0:1T): invalid volume"
+        "(e.g. /data0:1T)"
     )
 
 
@@ -199,7 +198,7 @@ def _first_non_empty(req: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
 
 def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) -> PluginError | None:
     if len(requests) != len(limits):
-        return PluginError(f"different length of request and limit ({len(requests)} != {len(limits)}): invalid volume")
+        return InvalidVolume(f"different length of request and limit ({len(requests)} != {len(limits)})")
     try:
         validate_bindings(requests)
         validate_bindings(limits)
@@ -209,22 +208,18 @@ def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) 
     limits.sort(key=VolumeBinding.to_string)
     for request, limit in zip(requests, limits):
         if request.key != limit.key:
-            return PluginError(f"request and limit not match: {request} vs {limit}: invalid volume")
+            return InvalidVolume(f"request and limit not match: {request} vs {limit}")
         # A limit size of 0 means unlimited and is never raised.
         if request.size > 0 and limit.size > 0 and request.size > limit.size:
             limit.size = request.size
-        limit.read_iops = max(limit.read_iops, request.read_iops)
-        limit.write_iops = max(limit.write_iops, request.write_iops)
-        limit.read_bps = max(limit.read_bps, request.read_bps)
-        limit.write_bps = max(limit.write_bps, request.write_bps)
+        limit.quota = limit.quota.most(request.quota)
     return None
 
 
 def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
     if request.storage_request < 0 or request.storage_limit < 0:
-        return PluginError(
-            f"storage limit or request less than 0 (request {request.storage_request}, "
-            f"limit {request.storage_limit}): invalid storage"
+        return InvalidStorage(
+            f"storage limit or request less than 0 (request {request.storage_request}, limit {request.storage_limit})"
         )
     if request.storage_request == 0:
         request.storage_request = request.storage_limit

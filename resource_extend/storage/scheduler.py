@@ -19,35 +19,27 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from resource_extend.capacity import trunc_div
-from resource_extend.errors import PluginError
+
+# Callers (calculate_verbs, tests) catch these by this module's names for them.
+from resource_extend.errors import InsufficientResource as InsufficientResource
+from resource_extend.errors import InvalidVolume as InvalidVolume
 from resource_extend.storage.binding import VolumeBinding, need_schedule
-from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
+from resource_extend.storage.disk import ZERO, Disk, Quota, disk_by_path, disks_add, disks_sub
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.volume import first_volume
 
-Quota = tuple[int, int, int, int]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from resource_extend.storage.record import StorageRecord
+
 # One returned placement: the volume plan and the disk quotas it charges (the workload's disks_request).
 Placement = tuple[VolumePlan, list[Disk]]
 
 # Remaining quota per disk, [read_iops, write_iops, read_bps, write_bps] each, indexed like the host's disks.
 _Quotas = list[list[int]]
 
-_ZERO: Quota = (0, 0, 0, 0)
+_ZERO = ZERO
 _UNBOUNDED = sys.maxsize
-
-
-class InsufficientResource(PluginError):
-    """No placement fits (reference ``ErrInsufficientResource``)."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{detail}: cannot alloc a plan, not enough resource")
-
-
-class InvalidVolume(PluginError):
-    """Realloc was handed a holding the node does not have (reference ``ErrInvalidVolume``)."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{detail}: invalid volume")
 
 
 class BindingClasses:
@@ -89,28 +81,22 @@ def classify_bindings(bindings: Iterable[VolumeBinding]) -> BindingClasses:
 
 
 def volume_plans(
-    capacity_volumes: Mapping[str, int] | None,
-    usage_volumes: Mapping[str, int] | None,
-    capacity_disks: Sequence[Disk] | None,
-    usage_disks: Sequence[Disk] | None,
+    node: StorageRecord,
     bindings: Sequence[VolumeBinding],
     bound: int,
 ) -> list[Placement]:
     """Up to ``bound`` placements of ``bindings`` on the node (spec §3); empty when none fits.
 
-    The node is given by its record's capacity and usage sides; a null map or list reads as empty.
+    ``node`` is the node's record: its capacity and usage sides; a null side, map or list reads as empty.
     ``bound`` is ``deploy_count`` for calculate-deploy. Plans share the request's binding objects as keys
     (as the reference shares pointers); treat them as read-only.
     """
-    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    host = _Host(node)
     return _plans(host, bindings, max(bound, 0))
 
 
 def volume_capacity(
-    capacity_volumes: Mapping[str, int] | None,
-    usage_volumes: Mapping[str, int] | None,
-    capacity_disks: Sequence[Disk] | None,
-    usage_disks: Sequence[Disk] | None,
+    node: StorageRecord,
     bindings: Sequence[VolumeBinding],
     bound: int,
 ) -> int:
@@ -121,7 +107,7 @@ def volume_capacity(
     bound = max(bound, 0)
     if not need_schedule(bindings):
         return bound
-    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    host = _Host(node)
     request = _Request(bindings)
     if request.places_volumes and not host.free:
         return 0
@@ -130,10 +116,7 @@ def volume_capacity(
 
 
 def affinity_plan(
-    capacity_volumes: Mapping[str, int] | None,
-    usage_volumes: Mapping[str, int] | None,
-    capacity_disks: Sequence[Disk] | None,
-    usage_disks: Sequence[Disk] | None,
+    node: StorageRecord,
     bindings: Sequence[VolumeBinding],
     old_plan: VolumePlan,
     old_bindings: Sequence[VolumeBinding],
@@ -146,7 +129,7 @@ def affinity_plan(
     """
     if not need_schedule(bindings):
         return VolumePlan(), []
-    host = _Host(capacity_volumes, usage_volumes, capacity_disks, usage_disks)
+    host = _Host(node)
     _give_back(host, old_plan, old_bindings)
 
     classes = classify_bindings(bindings)
@@ -176,13 +159,12 @@ def affinity_plan(
 class _Host:
     """Free bytes per volume and remaining quota per disk; mutated by promotion and by realloc."""
 
-    def __init__(
-        self,
-        capacity_volumes: Mapping[str, int] | None,
-        usage_volumes: Mapping[str, int] | None,
-        capacity_disks: Sequence[Disk] | None,
-        usage_disks: Sequence[Disk] | None,
-    ) -> None:
+    def __init__(self, node: StorageRecord) -> None:
+        capacity, usage = node.capacity, node.usage
+        capacity_volumes = None if capacity is None else capacity.volumes
+        usage_volumes = None if usage is None else usage.volumes
+        capacity_disks = None if capacity is None else capacity.disks
+        usage_disks = None if usage is None else usage.disks
         # Only device and mounts of these disks are read; quotas live in ``quotas``.
         self.disks = disks_sub(capacity_disks or (), usage_disks or ())
         self.quotas: _Quotas = [list(disk.quota) for disk in self.disks]
@@ -214,8 +196,7 @@ class _Host:
         return next(index for index, disk in enumerate(self.disks) if disk.device == device)
 
     def stamp(self, index: int, quota: Quota) -> Disk:
-        disk = self.disks[index]
-        return Disk(disk.device, None if disk.mounts is None else list(disk.mounts), *quota)
+        return self.disks[index].stamped(quota)
 
     def charge_mounts(
         self,
@@ -231,7 +212,7 @@ class _Host:
         for mount in mounts:
             index = self.disk_at(mount.source)
             quota = mount.quota
-            if not _fits(_quota_of(quotas, index), quota):
+            if not quota.fits(_quota_of(quotas, index)):
                 return None
             if index is not None:
                 _charge(quotas[index], quota)
@@ -269,8 +250,9 @@ def _quota_of(quotas: _Quotas, index: int | None) -> Sequence[int]:
     return _ZERO if index is None else quotas[index]
 
 
-def _fits(left: Sequence[int], quota: Sequence[int]) -> bool:
-    return left[0] >= quota[0] and left[1] >= quota[1] and left[2] >= quota[2] and left[3] >= quota[3]
+def _fits(left: Sequence[int], quota: Quota) -> bool:
+    """``quota.fits(left)`` in the argument order of ``_charge``; the enumeration's oracle test checks with it."""
+    return quota.fits(left)
 
 
 def _charge(left: list[int], quota: Sequence[int]) -> None:
@@ -292,10 +274,10 @@ def _size(binding: VolumeBinding) -> int:
 
 
 def _sum_quota(bindings: Iterable[VolumeBinding]) -> Quota:
-    total = [0, 0, 0, 0]
+    total = ZERO
     for binding in bindings:
-        _refill(total, binding.quota)
-    return (total[0], total[1], total[2], total[3])
+        total = total.plus(binding.quota)
+    return total
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -465,7 +447,7 @@ def _place_normal(
                 left = free[device]
                 if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
                     index = disk_of[device]
-                    if _fits(_ZERO if index is None else quotas[index], quota):
+                    if quota.fits(_ZERO if index is None else quotas[index]):
                         best, best_free = device, left
             if best is None:
                 failed = True
@@ -478,7 +460,7 @@ def _place_normal(
         if failed:
             break
         for index, quota in mounts:
-            if not _fits(_quota_of(quotas, index), quota):
+            if not quota.fits(_quota_of(quotas, index)):
                 failed = True
                 break
             if index is not None:
@@ -521,7 +503,7 @@ def _place_sizes(
     sizes = [binding.size for binding in request.normal]
     used = host.used
     if any(min(quota) < 0 for quota in quotas):
-        used = [device for device in used if _fits(_quota_of(quotas, host.disk_at(device)), _ZERO)]
+        used = [device for device in used if _ZERO.fits(_quota_of(quotas, host.disk_at(device)))]
     free = {device: host.free[device] for device in used}
     smallest, whole = sizes[0], sum(sizes)  # sizes ascend, as classify_bindings sorts them
     kept: list[tuple[str, ...]] = []
@@ -774,7 +756,7 @@ def _mono_on(
     if free < request.mono_size or request.mono_size <= 0:
         return None
     index = host.disk_at(device)
-    if not _fits(_quota_of(quotas, index), request.mono_quota):
+    if not request.mono_quota.fits(_quota_of(quotas, index)):
         return None
     shares = _split(request.mono, request.mono_size, free) if split else []
     if request.mono_needs_iops:
@@ -932,7 +914,7 @@ class _AffinityPlanner:
             if not binding.require_iops:
                 continue
             index = host.disk_at(device)
-            if not _fits(_quota_of(host.quotas, index), binding.quota):
+            if not binding.quota.fits(_quota_of(host.quotas, index)):
                 raise InsufficientResource(f"no IOPS quota to expand {binding.destination} on {device}")
             assert index is not None  # a quota-less path never fits a binding that needs IOPS
             _charge(host.quotas[index], binding.quota)

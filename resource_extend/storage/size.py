@@ -6,21 +6,14 @@ operator wrote for the Go plugin mean the same thing here.
 
 from __future__ import annotations
 
-import re
-
 from resource_extend import params
+from resource_extend.decoding import INT64_MAX, INT64_MIN, decimal_int64, parse_float64
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
-
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-# Go's decimal float syntax; hex floats, digit separators, Inf and NaN are deliberately not accepted.
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _NUMBER_END = frozenset("0123456789. ")
 _MULTIPLIERS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 
@@ -29,10 +22,9 @@ def parse_size(text: str) -> int:
     """Bytes for ``512``, ``-1``, ``1G``, ``1.5 GiB``, ``-2T``...; raises ``PluginError`` otherwise."""
     if text == "":
         return 0
-    if _INTEGER.match(text):
-        value = int(text)
-        if _INT64_MIN <= value <= _INT64_MAX:
-            return value
+    value = decimal_int64(text)
+    if value is not None:
+        return value
     if text.startswith("-"):
         return -_ram_in_bytes(text[1:])
     return _ram_in_bytes(text)
@@ -48,8 +40,8 @@ def size_param(req: dict[str, Any], key: str) -> int:
     size = params.integer(req, key)
     # A JSON number past int64 is no size core could send (Go's int64); refuse it here, before it is
     # added to anything.
-    if not _INT64_MIN <= size <= _INT64_MAX:
-        raise PluginError(f"invalid size: {key} {value} is beyond int64: give a byte count up to {_INT64_MAX}")
+    if not INT64_MIN <= size <= INT64_MAX:
+        raise PluginError(f"invalid size: {key} {value} is beyond int64: give a byte count up to {INT64_MAX}")
     return size
 
 
@@ -90,9 +82,7 @@ def _bad_suffix(suffix: str) -> PluginError:
 
 
 def _parse_float(number: str) -> float:
-    if not _FLOAT.match(number):
-        raise PluginError(f'invalid size: strconv.ParseFloat: parsing "{number}": invalid syntax')
-    value = float(number)
-    if value in (float("inf"), float("-inf")):
-        raise PluginError(f'invalid size: strconv.ParseFloat: parsing "{number}": value out of range')
-    return value
+    try:
+        return parse_float64(number)
+    except PluginError as cause:
+        raise PluginError(f"invalid size: {cause}") from None

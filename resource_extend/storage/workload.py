@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from resource_extend import decoding
 from resource_extend.errors import PluginError
-from resource_extend.storage import decoding
 from resource_extend.storage.binding import VolumeBinding, bindings_to_json, parse_bindings
 from resource_extend.storage.disk import (
     Disk,
@@ -125,7 +125,7 @@ def engine_volumes(bindings: Iterable[VolumeBinding]) -> list[str] | None:
 
 
 def iops_options(disks: Iterable[Disk]) -> dict[str, str]:
-    return {disk.device: f"{disk.read_iops}:{disk.write_iops}:{disk.read_bps}:{disk.write_bps}" for disk in disks}
+    return {disk.device: disk.quota.text() for disk in disks}
 
 
 def plan_limit(request: Sequence[VolumeBinding], limit: Sequence[VolumeBinding], plan: VolumePlan) -> VolumePlan:

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from resource_extend.storage import scheduler
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler import (
     _ZERO,
     _charge,
@@ -39,6 +40,13 @@ from resource_extend.storage.scheduler import (
 GIB = 1 << 30
 MIB = 1 << 20
 TIB = 1 << 40
+
+
+def on(
+    capacity_volumes: dict[str, int], usage_volumes: dict[str, int], capacity_disks: list[Disk], usage_disks: list[Disk]
+) -> StorageRecord:
+    """The node the scheduler reads: a record with these capacity and usage sides."""
+    return StorageRecord(NodeResource(capacity_volumes, capacity_disks), NodeResource(usage_volumes, usage_disks))
 
 
 def simulated_place_normal(
@@ -202,7 +210,7 @@ def _both(call: Any) -> tuple[Any, Any]:
 @SETTINGS
 @given(nodes(), requests(ALL_KINDS), bounds)
 def test_capacity_equals_the_simulation(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
-    ours, oracle = _both(lambda: volume_capacity(*node, bindings, bound))
+    ours, oracle = _both(lambda: volume_capacity(on(*node), bindings, bound))
     assert ours == oracle
 
 
@@ -211,7 +219,7 @@ def test_capacity_equals_the_simulation(node: Node, bindings: list[VolumeBinding
 def test_capacity_of_normal_and_mount_bindings_equals_the_simulation(
     node: Node, bindings: list[VolumeBinding], bound: int
 ) -> None:
-    ours, oracle = _both(lambda: volume_capacity(*node, bindings, bound))
+    ours, oracle = _both(lambda: volume_capacity(on(*node), bindings, bound))
     assert ours == oracle
 
 
@@ -222,14 +230,14 @@ def test_capacity_equals_the_simulation_when_monopoly_sees_the_quota_left(
 ) -> None:
     # Monopoly and normal bindings both draw IOPS: the enumeration runs to exhaustion and the monopoly
     # pass sees the quota it left, the failed attempt's partial charges included.
-    ours, oracle = _both(lambda: volume_capacity(*node, bindings, bound))
+    ours, oracle = _both(lambda: volume_capacity(on(*node), bindings, bound))
     assert ours == oracle
 
 
 @SETTINGS
 @given(nodes(), requests(ALL_KINDS), st.sampled_from([1, 2, 3, 7, 50]))
 def test_plans_equal_the_simulation(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
-    ours, oracle = _both(lambda: _render(volume_plans(*node, bindings, bound)))
+    ours, oracle = _both(lambda: _render(volume_plans(on(*node), bindings, bound)))
     assert ours == oracle
 
 
@@ -246,7 +254,7 @@ def test_one_pass_leaves_what_the_simulation_leaves(node: Node, bindings: list[V
     if request.sizes_only:
         places.append(scheduler._place_sizes)
     for place in places:
-        host = _Host(*node)
+        host = _Host(on(*node))
         for device in list(host.unused):  # open every volume, as a capacity query ends up doing
             host.used.append(device)
         host.unused.clear()
@@ -268,7 +276,7 @@ def test_a_volume_catching_up_on_a_tie_wins_by_name() -> None:
         [],
     )
     bindings = [VolumeBinding.parse("AUTO:/a:rw:1G"), VolumeBinding.parse("AUTO:/b:rw:10G:1:0:0:0")]
-    ours, oracle = _both(lambda: _render(volume_plans(*node, bindings, 10)))
+    ours, oracle = _both(lambda: _render(volume_plans(on(*node), bindings, 10)))
     assert ours == oracle
     small = "AUTO:/a:rw:1073741824:0:0:0:0"
     assert [plan[small] for plan, _ in ours] == [{"/data1": GIB}] * 5 + [{"/data0": GIB}]
@@ -279,7 +287,7 @@ def test_a_volume_one_byte_short_of_the_whole_attempt_splits_it(short: int) -> N
     # /data0 holds 10G + 20G exactly, or one byte less: then the 20G binding goes to /data1.
     node: Node = ({"/data0": 30 * GIB + 1 - short, "/data1": TIB}, {"/data0": 1, "/data1": 1}, [], [])
     bindings = [VolumeBinding.parse("AUTO:/a:rw:10G"), VolumeBinding.parse("AUTO:/b:rw:20G")]
-    ours, oracle = _both(lambda: _render(volume_plans(*node, bindings, 3)))
+    ours, oracle = _both(lambda: _render(volume_plans(on(*node), bindings, 3)))
     assert ours == oracle
     assert ours[0][0]["AUTO:/b:rw:21474836480:0:0:0:0"] == {"/data1" if short else "/data0": 20 * GIB}
 
@@ -297,7 +305,7 @@ def test_the_bench_node_needs_few_simulated_attempts() -> None:
 
     original = scheduler._last_true
     with mock.patch.object(scheduler, "_last_true", counted):
-        assert volume_capacity(volumes, {}, [], [], bindings, 10000) == 272
+        assert volume_capacity(on(volumes, {}, [], []), bindings, 10000) == 272
     # Whole attempts on one volume are counted by division, the few mixed ones by a handful of
     # comparisons each; the simulation made 272 attempts of 2 heap searches.
     assert calls < 20

@@ -1,10 +1,11 @@
-"""The JSON Schemas under schemas/: well-formed, complete, true to the vectors, and bundled faithfully.
+"""The JSON Schemas under schemas/: well-formed, complete, true to the vectors, and compiled faithfully.
 
 README decision 8: a request that breaks its schema fails before the verb runs, so a request schema must
 accept every request the reference accepts (the vectors' requests above all) and leave value checks the
 reference words itself (`invalid gpu map`, `invalid storage`, ...) to the handler. Response schemas pin what
-the plugins emit. Executables validate with fastjsonschema code compiled from ``schemabundle.bundle``;
-these tests check that the bundle means the same as the files it came from.
+the plugins emit. Executables validate with fastjsonschema code compiled from the files, the references
+between them followed by fastjsonschema (``schemafiles.handlers``); these tests check that it means the same
+as the files read by the jsonschema package.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
-from resource_extend.schemabundle import bundle, bundle_file, verbs_with_schemas
+from resource_extend import schemafiles
+from resource_extend.schemafiles import verbs_with_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
@@ -121,25 +123,25 @@ def load(relative: str) -> dict[str, Any]:
 
 @cache
 def registry() -> Registry[Any]:
-    """Every schema file, addressable by its $id, as the unbundled references expect."""
+    """Every schema file, addressable by its $id, as the references expect."""
     resources = [(load(rel)["$id"], DRAFT7.create_resource(load(rel))) for rel in SCHEMA_FILES]
     return Registry().with_resources(resources)
 
 
 @cache
-def bundled_validator(relative: str) -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(bundle_file(SCHEMAS, relative))
-
-
-@cache
-def unbundled_validator(relative: str) -> jsonschema.Draft7Validator:
+def file_validator(relative: str) -> jsonschema.Draft7Validator:
     return jsonschema.Draft7Validator(load(relative), registry=registry())
+
+
+def compiled_code(plugin: str, verb: str, direction: str) -> str:
+    schema = schemafiles.verb_schema(SCHEMAS, plugin, verb, direction)
+    return fastjsonschema.compile_to_code(schema, handlers=schemafiles.handlers(SCHEMAS))
 
 
 @cache
 def compiled_validator(plugin: str, verb: str, direction: str) -> Callable[[Any], Any]:
-    """The bundle compiled to source with fastjsonschema and loaded, as the build does for executables."""
-    code = fastjsonschema.compile_to_code(bundle(SCHEMAS, plugin, verb, direction))
+    """The file compiled to source with fastjsonschema and loaded, as the build does for executables."""
+    code = compiled_code(plugin, verb, direction)
     namespace: dict[str, Any] = {}
     exec(code, namespace)
     # the generator writes the root schema's function first (its name comes from the $id)
@@ -185,10 +187,9 @@ def test_every_schema_file_is_a_valid_draft07_schema_with_id_title_description_a
 
 
 @pytest.mark.parametrize("relative", SCHEMA_FILES)
-def test_every_example_validates_against_its_own_bundled_schema(relative: str) -> None:
+def test_every_example_validates_against_its_own_schema(relative: str) -> None:
     for index, example in enumerate(load(relative)["examples"]):
-        assert first_error(bundled_validator(relative), example) is None, f"example {index}"
-        assert first_error(unbundled_validator(relative), example) is None, f"example {index}"
+        assert first_error(file_validator(relative), example) is None, f"example {index}"
 
 
 @pytest.mark.parametrize("relative", [r for r in SCHEMA_FILES if r.endswith(("common.json", "defs.json"))])
@@ -223,7 +224,7 @@ def test_schema_directory_holds_only_common_json_and_the_plugin_directories() ->
 @pytest.mark.parametrize("case", REQUEST_CASES, ids=case_id)
 def test_every_vector_request_validates_against_its_verb_request_schema(case: dict[str, Any]) -> None:
     relative = verb_file(case["plugin"], case["verb"], "request")
-    error = first_error(bundled_validator(relative), stdin_document(case))
+    error = first_error(file_validator(relative), stdin_document(case))
     if case["id"] in REQUEST_REJECTION_ALLOWLIST:
         assert error is not None, "allowlisted but accepted: drop it from REQUEST_REJECTION_ALLOWLIST"
         return
@@ -241,7 +242,7 @@ def test_every_successful_vector_response_validates_against_its_verb_response_sc
     case: dict[str, Any],
 ) -> None:
     relative = verb_file(case["plugin"], case["verb"], "response")
-    assert first_error(bundled_validator(relative), case["expect"]["response"]) is None
+    assert first_error(file_validator(relative), case["expect"]["response"]) is None
 
 
 # --- 5. wrong structure is rejected, value checks are left to the handler --------------------------------
@@ -348,7 +349,7 @@ LEFT_TO_THE_HANDLER = [
 
 @pytest.mark.parametrize(("plugin", "verb", "request_", "what"), WRONG_STRUCTURE, ids=[w[3] for w in WRONG_STRUCTURE])
 def test_wrong_structure_requests_are_rejected(plugin: str, verb: str, request_: Any, what: str) -> None:
-    assert first_error(bundled_validator(verb_file(plugin, verb, "request")), request_) is not None
+    assert first_error(file_validator(verb_file(plugin, verb, "request")), request_) is not None
     assert not fast_accepts(plugin, verb, "request", request_)
 
 
@@ -358,11 +359,11 @@ def test_wrong_structure_requests_are_rejected(plugin: str, verb: str, request_:
 def test_lenient_fields_and_worded_value_checks_are_left_to_the_handler(
     plugin: str, verb: str, request_: Any, why: str
 ) -> None:
-    assert first_error(bundled_validator(verb_file(plugin, verb, "request")), request_) is None
+    assert first_error(file_validator(verb_file(plugin, verb, "request")), request_) is None
     assert fast_accepts(plugin, verb, "request", request_)
 
 
-# --- 4. the bundle is self-contained and means the same as the files ------------------------------------
+# --- 4. the compiled code reads only the schema files and means the same as they do ---------------------
 
 
 def refs(node: Any) -> list[str]:
@@ -375,18 +376,25 @@ def refs(node: Any) -> list[str]:
     return found + [ref for key, value in node.items() if key not in data for ref in refs(value)]
 
 
+@pytest.mark.parametrize("relative", SCHEMA_FILES)
+def test_every_reference_resolves_to_a_definition_in_a_schema_file(relative: str) -> None:
+    base = load(relative)["$id"]
+    for ref in refs(load(relative)):
+        assert "#/definitions/" in ref, ref
+        uri, target = schemafiles.resolve(SCHEMAS, base, ref)
+        assert uri.startswith(ID_BASE) and isinstance(target, dict), ref
+
+
+def test_compiling_reads_no_address_outside_the_schema_directory() -> None:
+    local = schemafiles.handlers(SCHEMAS)
+    for uri in ("https://example.com/x.json", f"{ID_BASE}../secret.json", "http://json-schema.org/draft-07/schema"):
+        with pytest.raises(ValueError):
+            local[uri.split(":")[0]](uri)
+
+
 @pytest.mark.parametrize(("plugin", "verb", "direction"), VERB_SCHEMAS)
-def test_bundle_is_self_contained(plugin: str, verb: str, direction: str) -> None:
-    bundled = bundle(SCHEMAS, plugin, verb, direction)
-    definitions = bundled.get("definitions", {})
-    for ref in refs(bundled):
-        assert ref.startswith("#/definitions/"), ref
-        assert ref[len("#/definitions/") :] in definitions, ref
-    for name, definition in definitions.items():
-        assert "$id" not in json.dumps(definition), name
-    jsonschema.Draft7Validator.check_schema(bundled)
-    # building it again gives the same text, so compiled validators are reproducible
-    assert json.dumps(bundle(SCHEMAS, plugin, verb, direction)) == json.dumps(bundled)
+def test_compiled_code_is_reproducible(plugin: str, verb: str, direction: str) -> None:
+    assert compiled_code(plugin, verb, direction) == compiled_code(plugin, verb, direction)
 
 
 def documents_for(plugin: str, verb: str, direction: str) -> list[Any]:
@@ -404,11 +412,10 @@ def documents_for(plugin: str, verb: str, direction: str) -> list[Any]:
 
 
 @pytest.mark.parametrize(("plugin", "verb", "direction"), VERB_SCHEMAS)
-def test_bundle_and_unbundled_files_give_the_same_verdicts_on_the_vectors(
+def test_compiled_code_and_the_files_give_the_same_verdicts_on_the_vectors(
     plugin: str, verb: str, direction: str
 ) -> None:
     relative = verb_file(plugin, verb, direction)
     for document in documents_for(plugin, verb, direction):
-        unbundled = unbundled_validator(relative).is_valid(document)
-        assert bundled_validator(relative).is_valid(document) == unbundled, json.dumps(document)[:300]
-        assert fast_accepts(plugin, verb, direction, document) == unbundled, json.dumps(document)[:300]
+        expected = file_validator(relative).is_valid(document)
+        assert fast_accepts(plugin, verb, direction, document) == expected, json.dumps(document)[:300]

@@ -17,6 +17,7 @@ import pytest
 from resource_extend.storage.binding import VolumeBinding, merge_bindings
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.plan import VolumePlan
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler import (
     InsufficientResource,
     InvalidVolume,
@@ -29,6 +30,15 @@ from resource_extend.storage.scheduler import (
 
 GIB = 1 << 30
 TIB = 1 << 40
+
+
+def on(
+    capacity_volumes: dict[str, int], usage_volumes: dict[str, int], capacity_disks: list[Disk], usage_disks: list[Disk]
+) -> StorageRecord:
+    """The node the scheduler reads: a record with these capacity and usage sides."""
+    return StorageRecord(NodeResource(capacity_volumes, capacity_disks), NodeResource(usage_volumes, usage_disks))
+
+
 VECTORS = Path(__file__).resolve().parent.parent / "vectors" / "storage-scheduler.jsonl"
 Node = tuple[dict[str, int], dict[str, int], list[Disk], list[Disk]]
 
@@ -107,16 +117,16 @@ def test_classes_split_monopoly_first_and_sort_by_size_stably() -> None:
 
 
 def test_request_without_placement_gets_bound_empty_plans() -> None:
-    placements = volume_plans(*fixture_node(), bindings("/mnt:/dir:rw"), 5)
+    placements = volume_plans(on(*fixture_node()), bindings("/mnt:/dir:rw"), 5)
     assert plans_json(placements) == [{}] * 5
     assert disks_json(placements) == [[]] * 5
-    assert volume_capacity(*fixture_node(), bindings("/mnt:/dir:rw"), 5) == 5
+    assert volume_capacity(on(*fixture_node()), bindings("/mnt:/dir:rw"), 5) == 5
 
 
 def test_node_without_volumes_places_nothing() -> None:
     empty: Node = ({}, {}, [], [])
-    assert volume_plans(*empty, bindings("AUTO:/dir:rw:0"), 10) == []
-    assert volume_capacity(*empty, bindings("AUTO:/dir:rwm:1G"), 10) == 0
+    assert volume_plans(on(*empty), bindings("AUTO:/dir:rw:0"), 10) == []
+    assert volume_capacity(on(*empty), bindings("AUTO:/dir:rwm:1G"), 10) == 0
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -126,7 +136,7 @@ def test_node_without_volumes_places_nothing() -> None:
 def test_monopoly_group_takes_whole_device_split_in_doubles() -> None:
     # Spec §3.3 worked example: 100GiB + 200GiB monopoly on a 1TiB device.
     node: Node = ({"/data0": TIB}, {}, [], [])
-    [(plan, disks)] = volume_plans(*node, bindings("AUTO:/dir0:rwm:100GiB", "AUTO:/dir1:rwm:200GiB"), 1)
+    [(plan, disks)] = volume_plans(on(*node), bindings("AUTO:/dir0:rwm:100GiB", "AUTO:/dir1:rwm:200GiB"), 1)
     assert plan.to_json() == {
         "AUTO:/dir0:mrw:107374182400:0:0:0:0": {"/data0": 366503875926},
         "AUTO:/dir1:mrw:214748364800:0:0:0:0": {"/data0": 733007751850},
@@ -137,7 +147,7 @@ def test_monopoly_group_takes_whole_device_split_in_doubles() -> None:
 def test_monopoly_rounding_remainder_goes_to_smallest_binding() -> None:
     # Three equal thirds of 10 bytes truncate to 3 each; the remaining byte joins the first binding.
     node: Node = ({"/v": 10}, {}, [], [])
-    [(plan, _)] = volume_plans(*node, bindings("AUTO:/b:rwm:1", "AUTO:/a:rwm:1", "AUTO:/c:rwm:1"), 1)
+    [(plan, _)] = volume_plans(on(*node), bindings("AUTO:/b:rwm:1", "AUTO:/a:rwm:1", "AUTO:/c:rwm:1"), 1)
     assert plan.to_json() == {
         "AUTO:/a:mrw:1:0:0:0:0": {"/v": 4},
         "AUTO:/b:mrw:1:0:0:0:0": {"/v": 3},
@@ -149,7 +159,7 @@ def test_monopoly_split_matches_vector_bench_mono_proportional_split() -> None:
     case = VECTOR["storage/calculate-deploy/bench-mono-proportional-split"]
     request = case["request"]
     placements = volume_plans(
-        *vector_node(case["id"]),
+        on(*vector_node(case["id"])),
         bindings(*request["workload_resource_request"]["volumes"]),
         request["deploy_count"],
     )
@@ -159,14 +169,14 @@ def test_monopoly_split_matches_vector_bench_mono_proportional_split() -> None:
 
 def test_normal_binding_goes_to_used_volume_with_least_room_that_fits() -> None:
     node: Node = ({"/a": 100, "/b": 100, "/c": 100, "/d": 100}, {"/a": 10, "/b": 60, "/c": 55}, [], [])
-    [(plan, _)] = volume_plans(*node, bindings("AUTO:/x:rw:41"), 1)
+    [(plan, _)] = volume_plans(on(*node), bindings("AUTO:/x:rw:41"), 1)
     # /b has 40 left (too small), /c 45 (best fit), /a 90; the unused /d is never touched by normal bindings.
     assert plan.to_json() == {"AUTO:/x:rw:41:0:0:0:0": {"/c": 41}}
 
 
 def test_equal_room_ties_go_to_smaller_device_name() -> None:
     node: Node = ({"/b": 100, "/a": 100}, {"/b": 50, "/a": 50}, [], [])
-    placements = volume_plans(*node, bindings("AUTO:/x:rw:10"), 1)
+    placements = volume_plans(on(*node), bindings("AUTO:/x:rw:10"), 1)
     assert plans_json(placements) == [{"AUTO:/x:rw:10:0:0:0:0": {"/a": 10}}]
 
 
@@ -177,7 +187,7 @@ def test_binding_with_iops_skips_volumes_whose_disk_lacks_quota() -> None:
         [Disk("/dev/s", ["/small"], 5, 5, 5, 5), Disk("/dev/b", ["/big"], 50, 50, 50, 50)],
         [],
     )
-    [(plan, disks)] = volume_plans(*node, bindings("AUTO:/x:rw:10:10:0:0:0"), 1)
+    [(plan, disks)] = volume_plans(on(*node), bindings("AUTO:/x:rw:10:10:0:0:0"), 1)
     assert plan.to_json() == {"AUTO:/x:rw:10:10:0:0:0": {"/big": 10}}
     assert [d.to_json() for d in disks] == [Disk("/dev/b", ["/big"], 10, 0, 0, 0).to_json()]
 
@@ -186,15 +196,15 @@ def test_disk_plan_of_vector_iops_case_charges_one_disk() -> None:
     # Spec §10 (TestGetVolumePlansWithIOPS): disk plan /dev/vda 600:200:200MiB:200MiB.
     case = VECTOR["storage/get-nodes-deploy-capacity/schedule-iops-fits-once"]
     request = bindings(*case["request"]["workload_resource"]["volumes"])
-    [(_, disks)] = volume_plans(*vector_node(case["id"]), request, 1000)
+    [(_, disks)] = volume_plans(on(*vector_node(case["id"])), request, 1000)
     assert [d.disk_string() for d in disks] == [f"/dev/vda:/,/data:600:200:{200 << 20}:{200 << 20}"]
 
 
 def test_mount_only_request_counts_by_disk_quota() -> None:
     node: Node = ({"/data0": TIB}, {}, [Disk("/dev/vda", ["/"], 1000, 1000, 0, 0)], [])
     request = bindings("/srv/a:/a:rw:0:300:0:0:0", "/srv/b:/b:rw:0:0:100:0:0")
-    assert volume_capacity(*node, request, 100) == 3
-    placements = volume_plans(*node, request, 100)
+    assert volume_capacity(on(*node), request, 100) == 3
+    placements = volume_plans(on(*node), request, 100)
     assert plans_json(placements) == [{}] * 3
     assert [d.disk_string() for _, disks in placements for d in disks] == ["/dev/vda:/:300:100:0:0"] * 3
 
@@ -202,7 +212,7 @@ def test_mount_only_request_counts_by_disk_quota() -> None:
 def test_mount_without_quota_charges_nothing() -> None:
     case = VECTOR["storage/calculate-deploy/skip-quota-free-disks"]
     request = bindings(*case["request"]["workload_resource_request"]["volumes"])
-    placements = volume_plans(*vector_node(case["id"]), request, 1000)
+    placements = volume_plans(on(*vector_node(case["id"])), request, 1000)
     assert disks_json(placements) == [[]] * len(placements)
 
 
@@ -213,10 +223,10 @@ def test_mount_without_quota_charges_nothing() -> None:
 def test_deploy_opens_no_more_devices_than_needed() -> None:
     # Spec §3.9 example (fixture generateResourceInfo): 500GiB normal, capacity 6.
     request = bindings("AUTO:/dir1:rw:500GiB")
-    assert volume_capacity(*fixture_node(), request, 1000) == 6
-    two = volume_plans(*fixture_node(), request, 2)
+    assert volume_capacity(on(*fixture_node()), request, 1000) == 6
+    two = volume_plans(on(*fixture_node()), request, 2)
     assert [next(iter(plan.volumes())) for plan, _ in two] == ["/data1", "/data0"]
-    three = volume_plans(*fixture_node(), request, 3)
+    three = volume_plans(on(*fixture_node()), request, 3)
     assert {device for plan, _ in three for device in plan.volumes()} == {"/data0", "/data1", "/data2"}
 
 
@@ -224,18 +234,18 @@ def test_normal_only_capacity_stops_promoting_at_bound() -> None:
     case = VECTOR["storage/get-nodes-deploy-capacity/bench-normal-bounded-by-max"]
     request = bindings(*case["request"]["workload_resource"]["volumes"])
     bound = case["config"]["scheduler"]["max_deploy_count"]
-    assert volume_capacity(*vector_node(case["id"]), request, bound) == case["expect"]["response"]["total"]
+    assert volume_capacity(on(*vector_node(case["id"])), request, bound) == case["expect"]["response"]["total"]
 
 
 def test_last_pass_plans_are_taken_even_when_capacity_is_not_monotone() -> None:
     # The divergence fixture: pass 1 gives 3 normal / 5 monopoly plans, pass 2 (after /v1 is promoted) 4 / 4.
     case = VECTOR["storage/calculate-deploy/divergence-four"]
     request = bindings(*case["request"]["workload_resource_request"]["volumes"])
-    placements = volume_plans(*vector_node(case["id"]), request, case["request"]["deploy_count"])
+    placements = volume_plans(on(*vector_node(case["id"])), request, case["request"]["deploy_count"])
     expected = case["expect"]["response"]["workloads_resource"]
     assert plans_json(placements) == [w["volume_plan_request"] for w in expected]
     assert disks_json(placements) == [w["disks_request"] for w in expected]
-    assert volume_capacity(*vector_node(case["id"]), request, 1000) == 4
+    assert volume_capacity(on(*vector_node(case["id"])), request, 1000) == 4
 
 
 def test_capacity_query_can_report_less_than_a_deploy_accepts() -> None:
@@ -253,9 +263,9 @@ def test_capacity_query_can_report_less_than_a_deploy_accepts() -> None:
         [],
     )
     request = bindings("AUTO:/n:rw:10GiB:50:0:0:0", "/mnt/b/x:/m:rw:0:10:0:0:0")
-    assert volume_capacity(*node, request, 1000) == 5
-    assert len(volume_plans(*node, request, 8)) == 8
-    assert volume_capacity(*node, request, 8) == 8
+    assert volume_capacity(on(*node), request, 1000) == 5
+    assert len(volume_plans(on(*node), request, 8)) == 8
+    assert volume_capacity(on(*node), request, 8) == 8
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -268,7 +278,7 @@ def test_unlimited_bindings_all_go_to_volume_with_most_room_left() -> None:
     request = bindings("AUTO:/n:rw:100", "AUTO:/u:rw:0", "AUTO:/w:rw:0")
     # Two plans take 200 of /b, leaving 50 < 90: every unlimited binding of every plan goes to /a.
     assert (
-        plans_json(volume_plans(*node, request, 2))
+        plans_json(volume_plans(on(*node), request, 2))
         == [
             {
                 "AUTO:/n:rw:100:0:0:0:0": {"/b": 100},
@@ -279,7 +289,7 @@ def test_unlimited_bindings_all_go_to_volume_with_most_room_left() -> None:
         * 2
     )
     # With a bound of 1 only one normal plan is enumerated: /b keeps 150 > 90.
-    assert plans_json(volume_plans(*node, request, 1)) == [
+    assert plans_json(volume_plans(on(*node), request, 1)) == [
         {
             "AUTO:/n:rw:100:0:0:0:0": {"/b": 100},
             "AUTO:/u:rw:0:0:0:0:0": {"/b": 0},
@@ -293,15 +303,15 @@ def test_shared_destination_merges_into_one_entry_on_the_later_device() -> None:
     # entry on the device of the later one. Here the unlimited target (/data0, first of the equally
     # full volumes) takes over the monopoly bytes of the second plan, as in the reference.
     node: Node = ({"/data0": GIB, "/data1": GIB}, {}, [], [])
-    placements = volume_plans(*node, bindings("AUTO:/shared:rwm:1G", "AUTO:/shared:rw:0"), 2)
+    placements = volume_plans(on(*node), bindings("AUTO:/shared:rwm:1G", "AUTO:/shared:rw:0"), 2)
     assert plans_json(placements) == [{"AUTO:/shared:rw:1073741824:0:0:0:0": {"/data0": GIB}}] * 2
 
 
 def test_unlimited_only_request_fills_bound() -> None:
     case = VECTOR["storage/get-nodes-deploy-capacity/schedule-unlimited-only"]
     request = bindings(*case["request"]["workload_resource"]["volumes"])
-    assert volume_capacity(*vector_node(case["id"]), request, 1000) == case["expect"]["response"]["total"]
-    placements = volume_plans(*vector_node(case["id"]), request, 1000)
+    assert volume_capacity(on(*vector_node(case["id"])), request, 1000) == case["expect"]["response"]["total"]
+    placements = volume_plans(on(*vector_node(case["id"])), request, 1000)
     assert len({json.dumps(plan) for plan in plans_json(placements)}) == 1
 
 
@@ -335,8 +345,8 @@ def test_capacity_total_matches_vector(case_id: str) -> None:
     bound = case["config"]["scheduler"]["max_deploy_count"]
     total = 0
     for name in case["request"]["nodenames"]:
-        count = volume_capacity(*node_from_record(case["store"].get(name)), request, bound)
-        assert count == len(volume_plans(*node_from_record(case["store"].get(name)), request, bound))
+        count = volume_capacity(on(*node_from_record(case["store"].get(name))), request, bound)
+        assert count == len(volume_plans(on(*node_from_record(case["store"].get(name))), request, bound))
         cap = _storage_cap(case["store"].get(name), request)
         total += count if cap is None else min(count, cap)
     assert total == case["expect"]["response"]["total"]
@@ -355,7 +365,7 @@ def test_deploy_plans_match_vector(case_id: str) -> None:
     case = VECTOR[case_id]
     request = bindings(*case["request"]["workload_resource_request"]["volumes"])
     count = case["request"]["deploy_count"]
-    placements = volume_plans(*vector_node(case_id), request, count)
+    placements = volume_plans(on(*vector_node(case_id)), request, count)
     if case["expect"]["exit"] != 0:
         # calculate-deploy fails exactly when fewer than deploy_count plans come back.
         assert len(placements) < count
@@ -396,9 +406,9 @@ def test_affinity_plan_matches_vector(case_id: str) -> None:
     node, merged, old_plan, old_bindings = _realloc_inputs(case)
     if case["expect"]["exit"] != 0:
         with pytest.raises(InsufficientResource, match="not enough resource"):
-            affinity_plan(*node, merged, old_plan, old_bindings)
+            affinity_plan(on(*node), merged, old_plan, old_bindings)
         return
-    plan, disks = affinity_plan(*node, merged, old_plan, old_bindings)
+    plan, disks = affinity_plan(on(*node), merged, old_plan, old_bindings)
     expected = case["expect"]["response"]["workload_resource"]
     assert plan.to_json() == expected["volume_plan_request"]
     assert [d.to_json() for d in disks] == expected["disks_request"]
@@ -415,7 +425,7 @@ def _affinity_fixture() -> tuple[Node, VolumePlan, list[VolumeBinding]]:
 def test_affinity_without_change_returns_existing_plan() -> None:
     # Spec §10 / TestGetAffinityPlan "no request": the merged list is the workload's own.
     node, old_plan, old_bindings = _affinity_fixture()
-    plan, _ = affinity_plan(*node, sorted(old_bindings, key=lambda b: b.to_string()), old_plan, old_bindings)
+    plan, _ = affinity_plan(on(*node), sorted(old_bindings, key=lambda b: b.to_string()), old_plan, old_bindings)
     assert plan.to_json() == old_plan.to_json()
 
 
@@ -426,7 +436,7 @@ def test_affinity_new_monopoly_joins_kept_group_and_resplits_device() -> None:
         merge_bindings(bindings("AUTO:/dir1:rwm:1GiB", "AUTO:/dir3:rwm:1GiB"), old_bindings),
         key=lambda b: b.to_string(),
     )
-    plan, _ = affinity_plan(*node, merged, old_plan, old_bindings)
+    plan, _ = affinity_plan(on(*node), merged, old_plan, old_bindings)
     mono = {entry[0].destination: entry[1] for entry in plan if entry[0].monopoly}
     assert set(mono) == {"/dir1", "/dir3"}
     assert {device for volumes in mono.values() for device in volumes} == {"/data2"}
@@ -439,7 +449,7 @@ def test_affinity_dropped_monopoly_group_moves_to_unused_devices() -> None:
     node, old_plan, old_bindings = _affinity_fixture()
     change = bindings("AUTO:/dir1:rwm:-1TiB", "AUTO:/dir3:rwm:100GiB", "AUTO:/dir4:rwm:100GiB")
     merged = sorted(merge_bindings(change, old_bindings), key=lambda b: b.to_string())
-    plan, _ = affinity_plan(*node, merged, old_plan, old_bindings)
+    plan, _ = affinity_plan(on(*node), merged, old_plan, old_bindings)
     devices = {entry[0].destination: next(iter(entry[1])) for entry in plan}
     assert devices["/dir3"] == devices["/dir4"] == "/data3"
     assert devices["/dir0"] == "/data0"
@@ -449,12 +459,12 @@ def test_affinity_rejects_holding_on_unknown_volume() -> None:
     node, _, old_bindings = _affinity_fixture()
     stray = VolumePlan.from_json({"AUTO:/dir0:rw:1G": {"/nowhere": GIB}})
     with pytest.raises(InvalidVolume, match="invalid volume"):
-        affinity_plan(*node, bindings("AUTO:/dir0:rw:2G"), stray, old_bindings)
+        affinity_plan(on(*node), bindings("AUTO:/dir0:rw:2G"), stray, old_bindings)
 
 
 def test_affinity_without_anything_to_schedule_is_empty() -> None:
     node, old_plan, old_bindings = _affinity_fixture()
-    plan, disks = affinity_plan(*node, bindings("/mnt:/m:rw"), old_plan, old_bindings)
+    plan, disks = affinity_plan(on(*node), bindings("/mnt:/m:rw"), old_plan, old_bindings)
     assert (len(plan), disks) == (0, [])
 
 
@@ -492,8 +502,8 @@ def _bench_node() -> Node:
 def test_capacity_query_on_twelve_tib_volumes_is_fast(volumes: list[str], expected: int) -> None:
     request = bindings(*volumes)
     start = time.perf_counter()
-    count = volume_capacity(*_bench_node(), request, 10000)
+    count = volume_capacity(on(*_bench_node()), request, 10000)
     elapsed = time.perf_counter() - start
     assert count == expected
-    assert len(volume_plans(*_bench_node(), request, 10000)) == expected
+    assert len(volume_plans(on(*_bench_node()), request, 10000)) == expected
     assert elapsed < 1.0, f"capacity query took {elapsed:.3f}s"

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from resource_extend.storage.binding import VolumeBinding, need_schedule
 from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
 from resource_extend.storage.plan import VolumePlan
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler import (
     affinity_plan,
     volume_capacity,
@@ -27,6 +28,13 @@ from resource_extend.storage.scheduler import (
 
 GIB = 1 << 30
 MIB = 1 << 20
+
+
+def on(
+    capacity_volumes: dict[str, int], usage_volumes: dict[str, int], capacity_disks: list[Disk], usage_disks: list[Disk]
+) -> StorageRecord:
+    """The node the scheduler reads: a record with these capacity and usage sides."""
+    return StorageRecord(NodeResource(capacity_volumes, capacity_disks), NodeResource(usage_volumes, usage_disks))
 
 
 @dataclass
@@ -288,28 +296,28 @@ def _render(placements: list[tuple[VolumePlan, list[Disk]]]) -> list[tuple[Any, 
 @SETTINGS
 @given(cases(), bounds)
 def test_plans_equal_plain_transcription_of_spec(case: Case, bound: int) -> None:
-    assert _render(volume_plans(*case.node(), case.bindings, bound)) == _render(spec_plans(case, bound))
+    assert _render(volume_plans(on(*case.node()), case.bindings, bound)) == _render(spec_plans(case, bound))
 
 
 @SETTINGS
 @given(cases(kinds=("iops", "mono-iops", "mount")), bounds)
 def test_plans_equal_spec_when_every_class_draws_iops(case: Case, bound: int) -> None:
     # The unbounded enumeration (§3.7) and the closed-form mount-only case live here.
-    assert _render(volume_plans(*case.node(), case.bindings, bound)) == _render(spec_plans(case, bound))
+    assert _render(volume_plans(on(*case.node()), case.bindings, bound)) == _render(spec_plans(case, bound))
 
 
 @SETTINGS
 @given(cases(), bounds)
 def test_capacity_counts_exactly_the_plans(case: Case, bound: int) -> None:
-    count = volume_capacity(*case.node(), case.bindings, bound)
-    assert count == len(volume_plans(*case.node(), case.bindings, bound))
+    count = volume_capacity(on(*case.node()), case.bindings, bound)
+    assert count == len(volume_plans(on(*case.node()), case.bindings, bound))
 
 
 @SETTINGS
 @given(cases(), st.integers(1, 12))
 def test_deploy_of_n_succeeds_exactly_when_capacity_for_n_reaches_n(case: Case, count: int) -> None:
-    deployed = len(volume_plans(*case.node(), case.bindings, count)) == count
-    assert deployed == (volume_capacity(*case.node(), case.bindings, count) >= count)
+    deployed = len(volume_plans(on(*case.node()), case.bindings, count)) == count
+    assert deployed == (volume_capacity(on(*case.node()), case.bindings, count) >= count)
 
 
 @SETTINGS
@@ -318,8 +326,8 @@ def test_deploy_of_n_succeeds_whenever_capacity_query_reports_n(case: Case, coun
     # Only this direction holds across bounds: a deploy stops promoting volumes as soon as n fit, while
     # the capacity query keeps promoting and may end on a pass with fewer plans (see the unit test
     # test_capacity_query_can_report_less_than_a_deploy_accepts).
-    if volume_capacity(*case.node(), case.bindings, 1000) >= count:
-        assert len(volume_plans(*case.node(), case.bindings, count)) == count
+    if volume_capacity(on(*case.node()), case.bindings, 1000) >= count:
+        assert len(volume_plans(on(*case.node()), case.bindings, count)) == count
 
 
 @SETTINGS
@@ -327,7 +335,7 @@ def test_deploy_of_n_succeeds_whenever_capacity_query_reports_n(case: Case, coun
 def test_plans_never_overcommit_volumes_or_disk_quota(case: Case, bound: int) -> None:
     if not _distinct_destinations(case):
         return
-    placements = volume_plans(*case.node(), case.bindings, bound)
+    placements = volume_plans(on(*case.node()), case.bindings, bound)
     planned: dict[str, int] = {}
     for plan, _ in placements:
         for device, size in plan.volumes().items():
@@ -347,7 +355,7 @@ def test_plans_never_overcommit_volumes_or_disk_quota(case: Case, bound: int) ->
 def test_monopoly_devices_are_never_shared_with_normal_bindings(case: Case, bound: int) -> None:
     if not _distinct_destinations(case):
         return
-    placements = volume_plans(*case.node(), case.bindings, bound)
+    placements = volume_plans(on(*case.node()), case.bindings, bound)
     mono_devices: list[str] = []
     normal_devices: set[str] = set()
     for plan, _ in placements:
@@ -366,7 +374,7 @@ def test_monopoly_devices_are_never_shared_with_normal_bindings(case: Case, boun
 def test_placed_bindings_get_their_size_and_groups_the_whole_device(case: Case, bound: int) -> None:
     if not _distinct_destinations(case):
         return
-    for plan, _ in volume_plans(*case.node(), case.bindings, bound):
+    for plan, _ in volume_plans(on(*case.node()), case.bindings, bound):
         group: dict[str, int] = {}
         for binding, volumes in plan:
             [(device, size)] = volumes.items()
@@ -384,7 +392,7 @@ def test_realloc_without_change_keeps_a_fresh_deploy_where_it_is(case: Case) -> 
     if not _distinct_destinations(case):
         return
     bindings = [b for b in case.bindings if b.require_iops or b.require_schedule]
-    placements = volume_plans(*case.node(), bindings, 1)
+    placements = volume_plans(on(*case.node()), bindings, 1)
     if not placements:
         return
     [(plan, disks)] = placements
@@ -394,7 +402,7 @@ def test_realloc_without_change_keeps_a_fresh_deploy_where_it_is(case: Case) -> 
         usage_volumes[device] = usage_volumes.get(device, 0) + size
     usage_disks = disks_add(case.usage_disks, disks)
     again, again_disks = affinity_plan(
-        case.capacity_volumes, usage_volumes, case.capacity_disks, usage_disks, bindings, plan, bindings
+        on(case.capacity_volumes, usage_volumes, case.capacity_disks, usage_disks), bindings, plan, bindings
     )
     assert again.to_json() == plan.to_json()
     assert sorted(d.disk_string() for d in again_disks) == sorted(d.disk_string() for d in disks)
