@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from resource_extend.config import EtcdConfig
 from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
-from resource_extend.kv import KV, GatewayKV
 from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 
@@ -46,12 +44,9 @@ def executable(plugin: str) -> str:
     return str(path)
 
 
-def kv_for(transport: str, config: EtcdConfig) -> KV:
-    if transport == "grpc":
-        from resource_extend.grpckv import GrpcKV  # the grpc extra, part of the dev extra
-
-        return GrpcKV(config)
-    return GatewayKV(config)
+def grpc_executable(build: Path, plugin: str) -> str:
+    """The plugin's executable in the ``grpc_build`` fixture's directory (``etcd.transport: grpc`` works there)."""
+    return str(build / f"resource-{plugin}")
 
 
 class PluginDir:
