@@ -18,7 +18,7 @@ import pytest
 
 from resource_extend_dev.conformance import Outcome, run_plugin
 from resource_extend_dev.devetcd import DevCluster, DevEtcd, free_port
-from tests.support import PASSWORD, PLUGINS, SEED, STORE_VERBS, executable, race
+from tests.support import PASSWORD, PLUGINS, SEED, STORE_VERBS, executable, grpc_executable, race
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
 INCREMENT = {
@@ -63,8 +63,8 @@ def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
     return path
 
 
-def call(path: Path, plugin: str, verb: str, request: Any, **kw: Any) -> Outcome:
-    return run_plugin(executable(plugin), verb, json.dumps(request).encode(), str(path), **kw)
+def call(path: Path, plugin: str, verb: str, request: Any, exe: str | None = None, **kw: Any) -> Outcome:
+    return run_plugin(exe or executable(plugin), verb, json.dumps(request).encode(), str(path), **kw)
 
 
 def one_clean_line(out: Outcome) -> str:
@@ -141,21 +141,28 @@ def test_the_default_bound_stays_under_ten_seconds(tmp_path: Path, silent_endpoi
 # -- 3. one member down ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("transport", ["gateway", "grpc"])
 @pytest.mark.parametrize("plugin", PLUGINS)
-def test_a_cluster_serves_with_one_member_down_and_fails_clean_without_quorum(plugin: str, tmp_path: Path) -> None:
+def test_a_cluster_serves_with_one_member_down_and_fails_clean_without_quorum(
+    plugin: str, transport: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # The grpc build only when this case needs it: a gateway-only run never pays for it.
+    exe = executable(plugin)
+    if transport == "grpc":
+        exe = grpc_executable(request.getfixturevalue("grpc_build"), plugin)
     with DevCluster(3) as cluster:
-        work = plugin_dir(tmp_path, plugin, {"machines": cluster.urls, "prefix": "/ha", "total_timeout": 6})
+        work = plugin_dir(tmp_path, plugin, {"machines": cluster.urls, "prefix": "/ha", "total_timeout": 6,
+                                             "transport": transport})  # fmt: skip
         cluster.stop_member(0)
         for verb in STORE_VERBS:
-            request = dict(ANY_REQUEST)
             if verb == "fix-node-resource":
-                call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)})
-            out = call(work, plugin, verb, request)
+                call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}, exe=exe)
+            out = call(work, plugin, verb, ANY_REQUEST, exe=exe)
             assert out.status == 0, (verb, out.stderr)
             assert out.stderr == ""
         cluster.stop_member(1)
         started = time.monotonic()
-        line = one_clean_line(call(work, plugin, "get-node-resource-info", {"nodename": "n1"}))
+        line = one_clean_line(call(work, plugin, "get-node-resource-info", {"nodename": "n1"}, exe=exe))
         assert time.monotonic() - started < 10
         assert "etcd" in line
 
