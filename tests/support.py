@@ -49,6 +49,28 @@ def grpc_executable(build: Path, plugin: str) -> str:
     return str(build / f"resource-{plugin}")
 
 
+def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
+    """A plugin directory whose yaml holds only this ``etcd`` section."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / f"{plugin}.yaml").write_text(json.dumps({"etcd": etcd}))
+    return path
+
+
+def one_clean_line(out: Outcome) -> str:
+    """The one stderr line of a failed call, after checking that it failed the way core expects."""
+    assert out.status == 128, out
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    return lines[0]
+
+
+def sides(plugin: str) -> dict[str, Any]:
+    """The SEED record as a set-node-resource-info request's capacity and usage."""
+    return {"capacity": SEED[plugin]["capacity"], "usage": SEED[plugin]["usage"]}
+
+
 class PluginDir:
     """A plugin directory as core lays it out: the executable is run with cwd here, its yaml beside it."""
 

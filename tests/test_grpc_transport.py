@@ -23,39 +23,25 @@ from resource_extend import config
 from resource_extend.errors import PluginError
 from resource_extend_dev.conformance import Outcome, check_case, run_plugin
 from resource_extend_dev.devetcd import DevEtcd, free_port
-from tests.support import CASES, PASSWORD, PLUGINS, ROOT, executable, grpc_executable, race
+from tests.support import (
+    CASES,
+    PASSWORD,
+    PLUGINS,
+    ROOT,
+    SEED,
+    executable,
+    grpc_executable,
+    one_clean_line,
+    plugin_dir,
+    race,
+    sides,
+)
 
 GRPC_PACKAGES = ("grpc/", "google/protobuf/", "pyetcd/")
-SEED: dict[str, dict[str, Any]] = {
-    "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
-    "storage": {
-        "capacity": {"volumes": {}, "disks": [], "storage": 1000},
-        "usage": {"volumes": {}, "disks": [], "storage": 0},
-    },
-}
-
-
-def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    (path / f"{plugin}.yaml").write_text(json.dumps({"etcd": etcd}))
-    return path
 
 
 def call(exe: str, path: Path, verb: str, request: Any, **kw: Any) -> Outcome:
     return run_plugin(exe, verb, json.dumps(request).encode(), str(path), **kw)
-
-
-def one_clean_line(out: Outcome) -> str:
-    assert out.status == 128, out
-    assert out.stdout == ""
-    lines = out.stderr.splitlines()
-    assert len(lines) == 1, out.stderr
-    assert "Traceback" not in out.stderr
-    return lines[0]
-
-
-def sides(plugin: str) -> dict[str, Any]:
-    return {"capacity": SEED[plugin]["capacity"], "usage": SEED[plugin]["usage"]}
 
 
 # -- selection and packaging ----------------------------------------------------------------------------
