@@ -236,22 +236,14 @@ class GrpcKV:
         link = self._open(endpoint)
         opened.append(link)
         try:
-            reply = self._probe(link, self._policy.request_timeout())
+            if self._config.username:
+                self._authenticate(link)  # wrong credentials settle the call; the token is kept
+            else:
+                link.maintenance.Status(etcdrpc.StatusRequest(), timeout=self._policy.request_timeout())
         except grpc.RpcError as exc:
             link.channel.close()
-            if self._config.username and exc.code() not in _TRANSIENT_CODES:
-                raise PluginError(
-                    f"etcd authentication failed for user {self._config.username!r} at {link.endpoint.url}"
-                ) from None
             raise Unanswered(_reason(exc)) from None
-        link.metadata = (("token", getattr(reply, "token", "")),) if self._config.username else ()
         return link
-
-    def _probe(self, link: _Link, timeout: float) -> Any:
-        if self._config.username:
-            request = etcdrpc.AuthenticateRequest(name=self._config.username, password=self._config.password)
-            return link.auth.Authenticate(request, timeout=timeout)
-        return link.maintenance.Status(etcdrpc.StatusRequest(), timeout=timeout)
 
 
 def _close(link: _Link) -> None:
