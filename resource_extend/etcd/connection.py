@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 class Connection:
-    """One kept-alive HTTP/1.1 connection: enough of the protocol for the gateway's JSON replies."""
+    """One kept-alive connection; ``sent`` says whether etcd may have acted on the last request even if its
+    answer is lost, which decides whether a guarded write may be sent again."""
 
     def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
         self.endpoint = endpoint
