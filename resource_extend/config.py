@@ -3,16 +3,17 @@
 The file is core's own config format; the plugins read ``etcd`` and ``scheduler`` and ignore the rest,
 so one file can serve core and its plugins. Every value is checked here, when the file is loaded
 (spec decision 15), so a bad file fails every verb before stdin is read, store or no store.
-Loading runs on every call: plain classes with ``__slots__``, no imports beyond ``os`` and ``re``.
+Loading runs on every call: plain classes with ``__slots__``, no imports beyond ``os`` and the endpoint
+parser's ``re`` (etcd/endpoints.py).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 
 from resource_extend.errors import PluginError
+from resource_extend.etcd.endpoints import parse_endpoint
 
 TYPE_CHECKING = False
 
@@ -41,27 +42,6 @@ ETCD_KEYS = (
 )  # fmt: skip
 AUTH_KEYS = ("username", "password")
 SCHEDULER_KEYS = ("max_deploy_count", "maxshare", "sharebase")
-
-# http(s)://host[:port][/]: the scheme decides TLS, so it is required (decision 15).
-_URL = re.compile(
-    r"(?P<scheme>[Hh][Tt][Tt][Pp][Ss]?)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^/:\[\]\s@?#]+)(?::(?P<port>[0-9]{1,5}))?/?\Z"
-)
-
-
-class Endpoint:
-    """One etcd client URL, split once at load."""
-
-    __slots__ = ("host", "port", "scheme", "url")
-
-    def __init__(self, url: str, scheme: str, host: str, port: int) -> None:
-        self.url, self.scheme, self.host, self.port = url, scheme, host, port
-
-    @property
-    def tls(self) -> bool:
-        return self.scheme == "https"
-
-    def __repr__(self) -> str:
-        return f"Endpoint({self.url!r})"
 
 
 class EtcdConfig:
@@ -121,14 +101,6 @@ class Config:
     ) -> None:
         self.path, self.etcd, self.max_deploy_count = path, etcd, max_deploy_count
         self.raw: dict[str, Any] = raw if raw is not None else {}
-
-
-def parse_endpoint(url: str) -> Endpoint:
-    match = _URL.match(url)
-    port = int(match["port"]) if match and match["port"] else 2379
-    if match is None or not 0 < port < 65536 or match["host"] in ("", "[]"):
-        raise PluginError(f"etcd.machines: {url!r} is not an http://host[:port] or https://host[:port] URL")
-    return Endpoint(url, match["scheme"].lower(), match["host"].strip("[]"), port)
 
 
 def config_path(plugin: str, flag_value: str | None) -> str:

@@ -39,20 +39,11 @@ def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
 
 def _read_all(plugin: Plugin[Any], config_flag: str | None) -> tuple[str, list[tuple[str, bytes]]]:
     """The plugin's directory and every (key, value) under it, in one range read."""
-    from resource_extend import config
-    from resource_extend.kv import KV
+    from resource_extend import config, etcd
     from resource_extend.store import NodeStore
 
     settings = config.load(plugin.name, config_flag)
-    kv: KV
-    if settings.etcd.transport == "grpc":
-        from resource_extend.grpckv import GrpcKV
-
-        kv = GrpcKV(settings.etcd)
-    else:
-        from resource_extend.kv import GatewayKV
-
-        kv = GatewayKV(settings.etcd)
+    kv = etcd.open(settings.etcd)
     directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.records).key("")
     entries = sorted((entry.key, entry.value) for entry in kv.scan(directory))
     return directory, entries

@@ -16,7 +16,7 @@ import re
 
 from resource_extend import jsonio
 from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
-from resource_extend.kv import backoff
+from resource_extend.etcd.policy import backoff
 
 # ``typing`` and ``dataclasses`` are not imported on the call path: the generics below exist for the
 # type checker, and at run time a subscripted class is the class itself.
@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Generic, Protocol, TypeVar
 
-    from resource_extend.kv import KV
+    from resource_extend.etcd.kv import KV
 
     R = TypeVar("R")
 

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
     from resource_extend.config import Config
-    from resource_extend.kv import KV
     from resource_extend.store import NodeStore, RecordType
 
     R = TypeVar("R")
@@ -45,18 +44,11 @@ class Call(Generic[R]):
     @property
     def store(self) -> NodeStore[R]:
         if self._store is None:
+            # Lazy: verbs without a store import neither, and etcd.open imports only the configured transport.
+            from resource_extend import etcd
             from resource_extend.store import NodeStore
 
-            kv: KV
-            # Lazy imports: verbs without a store skip both, and only a grpc call pays for grpc.
-            if self.config.etcd.transport == "grpc":
-                from resource_extend.grpckv import GrpcKV
-
-                kv = GrpcKV(self.config.etcd)
-            else:
-                from resource_extend.kv import GatewayKV
-
-                kv = GatewayKV(self.config.etcd)
+            kv = etcd.open(self.config.etcd)
             self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.records)
         return self._store
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from hypothesis import settings
 
 from resource_extend_dev.devetcd import DevEtcd, binary
-from tests.support import PASSWORD, PluginDir
+from tests.support import PASSWORD, PLUGINS, ROOT, PluginDir
 
 # CI replays a fixed set of examples (the same every run, and run here before each landing), so a
 # submission cannot fail on a random draw nobody saw; local runs keep exploring new examples.
@@ -39,6 +41,28 @@ def prefix() -> str:
 @pytest.fixture
 def gpu(tmp_path: Path, etcd: DevEtcd, prefix: str) -> PluginDir:
     return PluginDir("gpu", tmp_path, etcd, prefix)
+
+
+@pytest.fixture(scope="session")
+def grpc_build(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """``python build.py --grpc --out DIR`` (the same file names as the default build), once per test run:
+    pytest-xdist's workers share one build through a lock in their common temporary directory."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent
+    out = shared / "grpc-build"
+    with open(shared / "grpc-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "built").exists():
+            done = subprocess.run(
+                [sys.executable, str(ROOT / "build.py"), "--grpc", "--out", str(out), *PLUGINS],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr[-3000:]
+            (out / "built").touch()
+    return out
 
 
 # -- etcd servers with TLS or auth, and a silent endpoint: shared by the reliability and transport tests --

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from resource_extend.config import EtcdConfig
 from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
-from resource_extend.kv import KV, GatewayKV
 from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 
@@ -46,12 +44,31 @@ def executable(plugin: str) -> str:
     return str(path)
 
 
-def kv_for(transport: str, config: EtcdConfig) -> KV:
-    if transport == "grpc":
-        from resource_extend.grpckv import GrpcKV  # the grpc extra, part of the dev extra
+def grpc_executable(build: Path, plugin: str) -> str:
+    """The plugin's executable in the ``grpc_build`` fixture's directory (``etcd.transport: grpc`` works there)."""
+    return str(build / f"resource-{plugin}")
 
-        return GrpcKV(config)
-    return GatewayKV(config)
+
+def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
+    """A plugin directory whose yaml holds only this ``etcd`` section."""
+    path.mkdir(parents=True, exist_ok=True)
+    (path / f"{plugin}.yaml").write_text(json.dumps({"etcd": etcd}))
+    return path
+
+
+def one_clean_line(out: Outcome) -> str:
+    """The one stderr line of a failed call, after checking that it failed the way core expects."""
+    assert out.status == 128, out
+    assert out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    return lines[0]
+
+
+def sides(plugin: str) -> dict[str, Any]:
+    """The SEED record as a set-node-resource-info request's capacity and usage."""
+    return {"capacity": SEED[plugin]["capacity"], "usage": SEED[plugin]["usage"]}
 
 
 class PluginDir:

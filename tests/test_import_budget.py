@@ -47,8 +47,11 @@ the command line, verb table, config, JSON, schema checks, store
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.decoding
-    resource_extend.kv resource_extend.store resource_extend.params resource_extend.capacity
+    resource_extend.store resource_extend.params resource_extend.capacity
     resource_extend.metrics resource_extend.typeshim
+etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
+    resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
+    resource_extend.etcd.gateway resource_extend.etcd.connection
 the GPU plugin
     resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
 the storage plugin (its record decodes volumes, disks and bindings)
@@ -66,11 +69,11 @@ from __future__ import annotations, in every module
     __future__
 json: requests, responses, records
     json json.decoder json.encoder json.scanner _json
-re: decoding.py (Go's number syntax), kv.py, yamlsubset.py
+re: decoding.py (Go's number syntax), etcd/endpoints.py, yamlsubset.py
     re re._casefix re._compiler re._constants re._parser _sre enum copyreg
-socket: kv.py (the gateway's HTTP connection); selectors brings collections.abc
+socket: etcd/connection.py (the gateway's HTTP connection); selectors brings collections.abc
     socket _socket select selectors errno array collections.abc
-base64: kv.py (the gateway speaks base64), gpu/verbs.py
+base64: etcd/gateway.py (the gateway speaks base64), gpu/verbs.py
     base64 binascii struct _struct
 math: params.py, decoding.py
     math
@@ -196,6 +199,7 @@ def test_a_call_loads_the_project_from_the_bytecode_in_the_archive(
 def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
     # What issue 13 measured, and what only help, source checkouts or the grpc transport may load.
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
-             "resource_extend.schemafiles", "resource_extend.grpckv", "site", "zipfile",
+             "resource_extend.schemafiles", "resource_extend.etcd.grpc", "resource_extend.etcd.tls", "ssl",
+             "site", "zipfile",
              "typing", "dataclasses", "inspect", "decimal"}  # fmt: skip
     assert not never & BUDGET.keys()

@@ -18,7 +18,18 @@ import pytest
 
 from resource_extend_dev.conformance import Outcome, run_plugin
 from resource_extend_dev.devetcd import DevCluster, DevEtcd, free_port
-from tests.support import PASSWORD, PLUGINS, SEED, STORE_VERBS, executable, race
+from tests.support import (
+    PASSWORD,
+    PLUGINS,
+    SEED,
+    STORE_VERBS,
+    executable,
+    grpc_executable,
+    one_clean_line,
+    plugin_dir,
+    race,
+    sides,
+)
 
 # Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
 INCREMENT = {
@@ -57,23 +68,8 @@ ANY_REQUEST = {
 # Every verb that reads or writes etcd: all of the table but the two that answer from the request alone.
 
 
-def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    (path / f"{plugin}.yaml").write_text(json.dumps({"etcd": etcd}))
-    return path
-
-
-def call(path: Path, plugin: str, verb: str, request: Any, **kw: Any) -> Outcome:
-    return run_plugin(executable(plugin), verb, json.dumps(request).encode(), str(path), **kw)
-
-
-def one_clean_line(out: Outcome) -> str:
-    assert out.status == 128, out
-    assert out.stdout == ""
-    lines = out.stderr.splitlines()
-    assert len(lines) == 1, out.stderr
-    assert "Traceback" not in out.stderr
-    return lines[0]
+def call(path: Path, plugin: str, verb: str, request: Any, exe: str | None = None, **kw: Any) -> Outcome:
+    return run_plugin(exe or executable(plugin), verb, json.dumps(request).encode(), str(path), **kw)
 
 
 # -- 1. no lost updates ----------------------------------------------------------------------------
@@ -141,28 +137,30 @@ def test_the_default_bound_stays_under_ten_seconds(tmp_path: Path, silent_endpoi
 # -- 3. one member down ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("transport", ["gateway", "grpc"])
 @pytest.mark.parametrize("plugin", PLUGINS)
-def test_a_cluster_serves_with_one_member_down_and_fails_clean_without_quorum(plugin: str, tmp_path: Path) -> None:
+def test_a_cluster_serves_with_one_member_down_and_fails_clean_without_quorum(
+    plugin: str, transport: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # The grpc build only when this case needs it: a gateway-only run never pays for it.
+    exe = executable(plugin)
+    if transport == "grpc":
+        exe = grpc_executable(request.getfixturevalue("grpc_build"), plugin)
     with DevCluster(3) as cluster:
-        work = plugin_dir(tmp_path, plugin, {"machines": cluster.urls, "prefix": "/ha", "total_timeout": 6})
+        work = plugin_dir(tmp_path, plugin, {"machines": cluster.urls, "prefix": "/ha", "total_timeout": 6,
+                                             "transport": transport})  # fmt: skip
         cluster.stop_member(0)
         for verb in STORE_VERBS:
-            request = dict(ANY_REQUEST)
             if verb == "fix-node-resource":
-                call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)})
-            out = call(work, plugin, verb, request)
+                call(work, plugin, "set-node-resource-info", {"nodename": "n1", **sides(plugin)}, exe=exe)
+            out = call(work, plugin, verb, ANY_REQUEST, exe=exe)
             assert out.status == 0, (verb, out.stderr)
             assert out.stderr == ""
         cluster.stop_member(1)
         started = time.monotonic()
-        line = one_clean_line(call(work, plugin, "get-node-resource-info", {"nodename": "n1"}))
+        line = one_clean_line(call(work, plugin, "get-node-resource-info", {"nodename": "n1"}, exe=exe))
         assert time.monotonic() - started < 10
         assert "etcd" in line
-
-
-def _empty_sides(plugin: str) -> dict[str, Any]:
-    record = SEED[plugin]
-    return {"capacity": record["capacity"], "usage": record["usage"]}
 
 
 # -- 4. TLS --------------------------------------------------------------------------------------------
@@ -184,7 +182,7 @@ def test_tls_with_a_client_certificate_works(
             "key": files["client-key"],
         },
     )
-    assert call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}).status == 0
+    assert call(work, plugin, "set-node-resource-info", {"nodename": "n1", **sides(plugin)}).status == 0
     out = call(work, plugin, "get-node-resource-info", {"nodename": "n1"})
     assert out.status == 0 and json.loads(out.stdout)["capacity"] == SEED[plugin]["capacity"]
 
@@ -215,7 +213,7 @@ def test_auth_with_the_right_password_works_and_never_shows_it(plugin: str, tmp_
         {"machines": [auth_etcd.url], "prefix": "/eru-auth", "auth": {"username": "eru", "password": PASSWORD}},
     )
     outs = [
-        call(work, plugin, "set-node-resource-info", {"nodename": "n1", **_empty_sides(plugin)}),
+        call(work, plugin, "set-node-resource-info", {"nodename": "n1", **sides(plugin)}),
         call(work, plugin, "get-node-resource-info", {"nodename": "n1"}),
         call(work, plugin, "get-nodes-resource-info", {"nodenames": ["n1", "n2"]}),
     ]

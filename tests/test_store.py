@@ -6,13 +6,14 @@ import json
 
 import pytest
 
+from resource_extend import etcd as transports
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.etcd.gateway import GatewayKV
+from resource_extend.etcd.kv import prefix_end
 from resource_extend.gpu.record import GpuRecord, GpuRecords
-from resource_extend.kv import GatewayKV, prefix_end
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
-from tests.support import kv_for
 
 TRANSPORTS = ("gateway", "grpc")
 
@@ -25,7 +26,8 @@ def transport(request: pytest.FixtureRequest) -> str:
 
 
 def store_for(etcd: DevEtcd, prefix: str, transport: str = "gateway", **kw: object) -> NodeStore[GpuRecord]:
-    kv = kv_for(transport, EtcdConfig(machines=(etcd.url,), prefix=prefix, **kw))  # type: ignore[arg-type]
+    config = EtcdConfig(machines=(etcd.url,), prefix=prefix, transport=transport, **kw)  # type: ignore[arg-type]
+    kv = transports.open(config)
     return NodeStore(kv, prefix, "gpu", GpuRecords())
 
 
@@ -134,7 +136,7 @@ def test_unreadable_stored_record_is_a_clear_error(etcd: DevEtcd, prefix: str, t
 
 def test_next_machine_is_tried_when_the_first_refuses(etcd: DevEtcd, prefix: str, transport: str) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
-    kv = kv_for(transport, EtcdConfig(machines=(dead, etcd.url), prefix=prefix))
+    kv = transports.open(EtcdConfig(machines=(dead, etcd.url), prefix=prefix, transport=transport))
     store = NodeStore(kv, prefix, "gpu", GpuRecords())
     store.put("n1", GpuRecord({"a": 1}, {}))
     assert store.get("n1").capacity == {"a": 1}
@@ -142,7 +144,7 @@ def test_next_machine_is_tried_when_the_first_refuses(etcd: DevEtcd, prefix: str
 
 def test_no_reachable_machine_names_every_endpoint_tried(prefix: str, transport: str) -> None:
     dead = (f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}")
-    kv = kv_for(transport, EtcdConfig(machines=dead, prefix=prefix))
+    kv = transports.open(EtcdConfig(machines=dead, prefix=prefix, transport=transport))
     with pytest.raises(StoreUnavailable) as caught:
         NodeStore(kv, prefix, "gpu", GpuRecords()).get("n1")
     assert all(url in str(caught.value) for url in dead)
@@ -174,7 +176,7 @@ def _b64(text: str) -> str:
      ("http://etcd", "http", "etcd", 2379)],
 )  # fmt: skip
 def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str, host: str, port: int) -> None:
-    from resource_extend.config import parse_endpoint
+    from resource_extend.etcd.endpoints import parse_endpoint
 
     endpoint = parse_endpoint(url)
     assert (endpoint.scheme, endpoint.host, endpoint.port) == (scheme, host, port)
@@ -183,7 +185,7 @@ def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str,
 # Decision 15: the scheme is required (it decides TLS), so a bare host:port is refused too.
 @pytest.mark.parametrize("url", ["ftp://x:1", "http://x:99999", "http://", "http://a b:1", "10.0.0.1:2380"])
 def test_malformed_endpoints_are_a_config_error(url: str) -> None:
-    from resource_extend.config import parse_endpoint
+    from resource_extend.etcd.endpoints import parse_endpoint
 
     with pytest.raises(PluginError, match=r"etcd\.machines"):
         parse_endpoint(url)

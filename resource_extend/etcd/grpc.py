@@ -1,24 +1,26 @@
 """``KV`` over etcd's native gRPC API, for clusters that do not serve the v3 JSON gateway.
 
-Selected with ``etcd.transport: grpc``. verb.py imports this module only then: grpc and protobuf cost
-more to import than a whole gateway call, and core spawns a process per call.
+Selected with ``etcd.transport: grpc``; ``resource_extend.etcd.open`` imports this module only then: grpc
+and protobuf cost more to import than a whole gateway call, and core spawns a process per call.
 
 The request and reply messages and the KV/Auth stubs are the generated code of etcd-sdk-python
 (``pyetcd.etcdrpc``, built against protobuf 5+). Its high-level client is not used: it has no deadline
 per call, reports failures as exceptions without a message and parks a failed endpoint for minutes.
-Endpoints, deadlines, auth and error texts are handled here instead, the way GatewayKV handles them.
+Auth and error texts are handled here instead, the way GatewayKV handles them, and endpoints, deadlines,
+retries and the race by policy.py, which both transports share.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import time
 from typing import Any, Callable
 
-from resource_extend.config import Endpoint, EtcdConfig
+from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
-from resource_extend.kv import MAX_ATTEMPTS, Entry, prefix_end
+from resource_extend.etcd.endpoints import Endpoint
+from resource_extend.etcd.kv import Entry, prefix_end, single
+from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
 # operator asks for its logs. This has to happen before grpc is imported.
@@ -84,18 +86,14 @@ class GrpcKV:
 
     def __init__(self, config: EtcdConfig) -> None:
         self._config = config
-        self._endpoints = list(config.endpoints)
+        self._policy = Policy(config)
         self._link: _Link | None = None
         self._credentials: grpc.ChannelCredentials | None = None
-        self._deadline = 0.0
 
     # -- KV ------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
-        entries = _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode())))
-        if len(entries) > 1:
-            raise PluginError(f"key: {key}: bad `Count` value, entity count invalid")
-        return entries[0] if entries else None
+        return single(key, _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode()))))
 
     def scan(self, prefix: str) -> list[Entry]:
         raw = prefix.encode()
@@ -124,22 +122,20 @@ class GrpcKV:
     # -- transport ----------------------------------------------------------------------------------
 
     def _call(self, method: str, request: Any) -> Any:
-        # One deadline per process call: endpoints and retries never add up past it.
-        if not self._deadline:
-            self._deadline = time.monotonic() + self._config.total_timeout
+        policy = self._policy
+        policy.start()
         failures: list[str] = []
-        untried = list(self._endpoints)
+        untried = list(policy.endpoints)
         attempts = 0
         while True:
             link = self._link
             if link is None:
-                if not untried or self._deadline <= time.monotonic():
+                if not untried or policy.left() <= 0:
                     if untried:
                         failures.append("timed out")
-                    tried = ", ".join(e.url for e in self._endpoints)
-                    raise StoreUnavailable(f"etcd unavailable (tried {tried}): {'; '.join(failures)}")
+                    raise StoreUnavailable(f"etcd unavailable (tried {policy.tried()}): {'; '.join(failures)}")
                 if len(untried) > 1:
-                    # As GatewayKV: a staggered race, so a silent member costs STAGGER, not dial_timeout.
+                    # A staggered race, so a silent member costs STAGGER, not dial_timeout.
                     raced = self._race(untried, failures)
                     if raced is None:
                         continue  # every endpoint started has failed: the check above reports it
@@ -157,38 +153,31 @@ class GrpcKV:
                 if _NOT_CONNECTED in details:
                     continue  # the request never reached etcd: the next endpoint, as a failed dial would
             # etcd had the request. As GatewayKV: the endpoint goes last, and after a pause that lets an
-            # election finish every endpoint may take the request again, within MAX_ATTEMPTS and the
+            # election finish every endpoint may take the request again, within REQUEST_ATTEMPTS and the
             # deadline. Not a guarded write that may have been applied (lost reply, "request timed out",
             # "leader changed"): sent again, it would fail its compare and the caller would apply its
             # change twice.
-            self._rotate(link.endpoint)
+            policy.rotate(link.endpoint)
             attempts += 1
             applied_maybe = method == "Txn" and not any(text in details for text in _NOT_APPLIED)
-            left = self._deadline - time.monotonic()
             if applied_maybe:
                 raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}")
-            if attempts >= MAX_ATTEMPTS or left <= 0:
+            if attempts >= REQUEST_ATTEMPTS or policy.left() <= 0:
                 raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
-            time.sleep(min(0.05 * 2 ** (attempts - 1), 0.5, left))
-            untried = list(self._endpoints)
+            policy.pause(attempts - 1)
+            untried = list(policy.endpoints)
 
     def _invoke(self, link: _Link, method: str, request: Any) -> Any:
         if self._config.username and not link.metadata:
             self._authenticate(link)
         rpc: Callable[..., Any] = getattr(link.kv, method)
         try:
-            return rpc(request, timeout=self._timeout(), metadata=link.metadata)
+            return rpc(request, timeout=self._policy.request_timeout(), metadata=link.metadata)
         except grpc.RpcError as exc:
             if exc.code() != grpc.StatusCode.UNAUTHENTICATED or not self._config.username:
                 raise
         self._authenticate(link)  # the token expired: authenticate again, once
-        return rpc(request, timeout=self._timeout(), metadata=link.metadata)
-
-    def _timeout(self) -> float:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise StoreUnavailable("etcd unavailable: timed out")
-        return min(self._config.request_timeout, left)
+        return rpc(request, timeout=self._policy.request_timeout(), metadata=link.metadata)
 
     def _open(self, endpoint: Endpoint) -> _Link:
         # Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
@@ -212,7 +201,7 @@ class GrpcKV:
     def _authenticate(self, link: _Link) -> None:
         request = etcdrpc.AuthenticateRequest(name=self._config.username, password=self._config.password)
         try:
-            reply = link.auth.Authenticate(request, timeout=self._timeout())
+            reply = link.auth.Authenticate(request, timeout=self._policy.request_timeout())
         except grpc.RpcError as exc:
             if exc.code() in _TRANSIENT_CODES:
                 raise  # the endpoint, not the credentials: the caller tries the next one
@@ -226,79 +215,39 @@ class GrpcKV:
         link.metadata = (("token", token),)
 
     def _race(self, untried: list[Endpoint], failures: list[str]) -> _Link | None:
-        """Start a probe on each endpoint in turn, the next one STAGGER after the last or at once when
-        every started probe has failed; the first probe answered wins and the other channels close.
-        The probe is the authentication when a user is configured (its token is kept), else a Status
-        request: either way the endpoint has replied, not merely accepted a connection."""
-        import threading  # only a first connection with several endpoints pays for it
-
-        answered = threading.Condition()
-        finished: list[tuple[_Link, Any]] = []
-        started: list[_Link] = []
-        winner: _Link | None = None
-        judged = 0  # finished[:judged] have been looked at
-        next_start = time.monotonic()
+        """policy.py's race over ``untried`` (the endpoints it starts are taken off the list); the probe is
+        the authentication when a user is configured (its token is kept), else a Status request: either
+        way the endpoint has replied, not merely accepted a connection. Every other channel is closed."""
+        opened: list[_Link] = []
+        race = Race(self._policy, list(untried), lambda endpoint: self._contact(endpoint, opened), _close)
+        winner = None
         try:
-            with answered:
-                while True:
-                    while judged < len(finished):
-                        link, future = finished[judged]
-                        judged += 1
-                        error = future.exception()
-                        if error is None:
-                            winner = link
-                            token = getattr(future.result(), "token", "")
-                            link.metadata = (("token", token),) if self._config.username else ()
-                            return winner
-                        if self._config.username and error.code() not in _TRANSIENT_CODES:
-                            raise PluginError(
-                                f"etcd authentication failed for user {self._config.username!r} at {link.endpoint.url}"
-                            )
-                        failures.append(f"{link.endpoint.url}: {_reason(error)}")
-                    now = time.monotonic()
-                    left = self._deadline - now
-                    pending = len(started) - len(finished)
-                    if left <= 0 or (not untried and not pending):
-                        failures += [f"{link.endpoint.url}: timed out" for link in started if not _done(link, finished)]
-                        return None
-                    if untried and (now >= next_start or not pending):
-                        link = self._open(untried.pop(0))
-                        started.append(link)
-                        probe = self._probe(link, min(self._config.request_timeout, left))
-                        probe.add_done_callback(lambda future, link=link: _finish(answered, finished, link, future))
-                        next_start = now + STAGGER
-                        continue
-                    answered.wait(left if not untried else min(left, next_start - now))
+            winner = race.run()
         finally:
-            for link in started:
+            failures += race.failures
+            del untried[: race.started]
+            for link in opened:
                 if link is not winner:
-                    link.channel.close()
+                    link.channel.close()  # a probe still waiting ends with it
+        return winner
 
-    def _probe(self, link: _Link, timeout: float) -> Any:
-        if self._config.username:
-            request = etcdrpc.AuthenticateRequest(name=self._config.username, password=self._config.password)
-            return link.auth.Authenticate.future(request, timeout=timeout)
-        return link.maintenance.Status.future(etcdrpc.StatusRequest(), timeout=timeout)
-
-    def _rotate(self, failed: Endpoint) -> None:
-        # The next connection starts with the endpoints that have not just failed.
-        if failed in self._endpoints:
-            self._endpoints.remove(failed)
-            self._endpoints.append(failed)
-
-
-# How long one endpoint has to answer before the next is tried as well (the gateway's value).
-STAGGER = 0.25
-
-
-def _finish(answered: Any, finished: list[tuple[_Link, Any]], link: _Link, future: Any) -> None:
-    with answered:
-        finished.append((link, future))
-        answered.notify()
+    def _contact(self, endpoint: Endpoint, opened: list[_Link]) -> _Link:
+        """A channel to ``endpoint`` that has answered its probe, as one of the race's attempts."""
+        link = self._open(endpoint)
+        opened.append(link)
+        try:
+            if self._config.username:
+                self._authenticate(link)  # wrong credentials settle the call; the token is kept
+            else:
+                link.maintenance.Status(etcdrpc.StatusRequest(), timeout=self._policy.request_timeout())
+        except grpc.RpcError as exc:
+            link.channel.close()
+            raise Unanswered(_reason(exc)) from None
+        return link
 
 
-def _done(link: _Link, finished: list[tuple[_Link, Any]]) -> bool:
-    return any(done is link for done, _ in finished)
+def _close(link: _Link) -> None:
+    link.channel.close()
 
 
 def _entries(reply: Any) -> list[Entry]:

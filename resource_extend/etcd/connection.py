@@ -1,0 +1,135 @@
+"""One kept-alive HTTP/1.1 connection to an etcd member: enough of the protocol for the gateway's JSON replies.
+
+The standard library's socket and nothing more: ``http.client`` costs more to import than it would save
+here, and a TLS member's connection is wrapped by tls.py, imported only then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from resource_extend.config import EtcdConfig
+    from resource_extend.etcd.endpoints import Endpoint
+
+
+class Connection:
+    """One kept-alive connection; ``sent`` says whether etcd may have acted on the last request even if its
+    answer is lost, which decides whether a guarded write may be sent again."""
+
+    def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
+        self.endpoint = endpoint
+        self.sent = False
+        self.answered = False
+        self._sock = sock
+        self._buf = b""
+
+    @classmethod
+    def open(cls, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> Connection:
+        # An ASCII host name goes down as bytes: a str makes the socket module import the idna codec.
+        host: str | bytes = endpoint.host.encode("ascii") if endpoint.host.isascii() else endpoint.host
+        sock = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if endpoint.tls:
+            from resource_extend.etcd import tls  # only TLS clusters pay for ssl
+
+            sock = tls.wrap(sock, endpoint, config)
+        return cls(endpoint, sock)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def post(self, path: str, body: bytes, token: str | None, timeout: float) -> tuple[int, bytes]:
+        self._sock.settimeout(timeout)
+        auth = f"Authorization: {token}\r\n" if token else ""
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.endpoint.host}:{self.endpoint.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n"
+        )
+        self.sent = False
+        self._sock.sendall(head.encode("latin-1") + body)
+        self.sent = True  # from here on etcd may act on the request even if its answer is lost
+        return self._response()
+
+    def _response(self) -> tuple[int, bytes]:
+        head = self._until(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        try:
+            status = int(lines[0].split(" ", 2)[1])
+        except (IndexError, ValueError):
+            raise ConnectionError(f"malformed HTTP status line {lines[0][:80]!r}") from None
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            body = self._chunked()
+        elif "content-length" in headers:
+            body = self._exactly(int(headers["content-length"]))
+        else:
+            body = self._rest()
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, body
+
+    def _fill(self) -> None:
+        data = self._sock.recv(65536)
+        if not data:
+            if not self.answered and not self.endpoint.tls:
+                from resource_extend.etcd import tls
+
+                if tls.served(self.endpoint):
+                    # A TLS member drops plain HTTP without a word: say so rather than "closed".
+                    raise ConnectionError("this member serves TLS: use https:// in etcd.machines")
+            raise ConnectionError("etcd closed the connection")
+        self.answered = True
+        self._buf += data
+
+    def _until(self, marker: bytes) -> bytes:
+        while True:
+            at = self._buf.find(marker)
+            if at >= 0:
+                head, self._buf = self._buf[:at], self._buf[at + len(marker) :]
+                return head
+            self._fill()
+
+    def _exactly(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            self._fill()
+        data, self._buf = self._buf[:n], self._buf[n:]
+        return data
+
+    def _chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size = int(self._until(b"\r\n").split(b";")[0], 16)
+            if size == 0:
+                self._until(b"\r\n")  # end of the (empty) trailer section
+                return b"".join(parts)
+            parts.append(self._exactly(size))
+            self._exactly(2)
+
+    def _rest(self) -> bytes:
+        while True:
+            try:
+                self._fill()
+            except ConnectionError:
+                data, self._buf = self._buf, b""
+                return data
+
+
+def reason(exc: OSError, client_certificate: bool = False) -> str:
+    """Why a connection failed, in the words of configuration.md's Errors section."""
+    if isinstance(exc, socket.timeout):
+        return "timed out"
+    why = getattr(exc, "reason", None)  # ssl.SSLError: what the peer said
+    if isinstance(why, str):
+        from resource_extend.etcd import tls  # ssl is loaded already: the error is one of its
+
+        alert = tls.alert(why, client_certificate)
+        if alert:
+            return alert
+    return exc.strerror or str(exc) or type(exc).__name__
