@@ -20,7 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn, TypeVar
 
-    R = TypeVar("R")
+    from resource_extend.store import Record
+
+    R = TypeVar("R", bound=Record)
 
 EXIT_FAILED = 128
 EXIT_USAGE = 2

@@ -110,3 +110,22 @@ def _go_double_int(text: str) -> int | float:
 def _reject_constant(name: str) -> Any:
     # NaN and Infinity are not JSON; Go's decoder refuses them too.
     raise ValueError(f"invalid number literal {name}")
+
+
+def load_record(data: bytes) -> Any:
+    """A stored record's JSON document, or a PluginError saying why the bytes are not one."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:  # also bytes that are not UTF-8, and integers too long to convert
+        raise PluginError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise PluginError("invalid JSON: nested too deeply") from None
+
+
+def dump_record(doc: Any) -> bytes:
+    """A record's bytes as the Go reference marshals them; a lone surrogate is not storable."""
+    try:
+        return dumps(doc).encode()
+    except UnicodeEncodeError as exc:  # a lone surrogate: not UTF-8, so not storable
+        bad = exc.object[exc.start : exc.end]
+        raise PluginError(f"record holds a string that is not valid UTF-8 ({bad!r})") from None

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
     from resource_extend.config import Config
     from resource_extend.kv import KV
-    from resource_extend.store import NodeStore, RecordType
+    from resource_extend.store import NodeStore, Record
 
-    R = TypeVar("R")
+    R = TypeVar("R", bound=Record)
     Handler = Callable[["Call[R]"], Any]
 else:
     from resource_extend.typeshim import Generic
@@ -57,7 +57,7 @@ class Call(Generic[R]):
                 from resource_extend.kv import GatewayKV
 
                 kv = GatewayKV(self.config.etcd)
-            self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.records)
+            self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.record)
         return self._store
 
 
@@ -91,12 +91,12 @@ class Verb(Generic[R]):
 class Plugin(Generic[R]):
     """A plugin as the command line sees it."""
 
-    __slots__ = ("name", "records", "summary", "verbs")
+    __slots__ = ("name", "record", "summary", "verbs")
 
-    def __init__(self, name: str, summary: str, records: RecordType[R], verbs: tuple[Verb[R], ...]) -> None:
+    def __init__(self, name: str, summary: str, record: type[R], verbs: tuple[Verb[R], ...]) -> None:
         self.name = name
         self.summary = summary
-        self.records = records
+        self.record = record
         self.verbs = verbs
 
     def __repr__(self) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.params import int64_problem
-from resource_extend.store import JsonRecords
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,6 +36,23 @@ class GpuRecord:
     @classmethod
     def empty(cls) -> GpuRecord:
         return cls({}, {})
+
+    @classmethod
+    def decode(cls, data: bytes) -> GpuRecord:
+        return cls.from_json(jsonio.load_record(data))
+
+    def encode(self) -> bytes:
+        return jsonio.dump_record(self.to_json())
+
+    def checked(self) -> GpuRecord:
+        """The record itself when it may be written, else a PluginError naming every problem."""
+        found = write_problems(self)
+        if found:
+            raise PluginError("; ".join(found))
+        return self
+
+    def problems(self) -> list[str]:
+        return problems(self)
 
     @classmethod
     def from_json(cls, doc: Any) -> GpuRecord:
@@ -90,24 +107,3 @@ def problems(record: GpuRecord) -> list[str]:
         elif k > capacity[product]:
             found.append(f"usage.prod_count_map[{product!r}] is {k}, above its capacity {capacity[product]}")
     return found
-
-
-class GpuRecords(JsonRecords[GpuRecord]):
-    """The ``RecordType`` of the node store for GPU records."""
-
-    __slots__ = ()
-
-    def empty(self) -> GpuRecord:
-        return GpuRecord.empty()
-
-    def from_json(self, doc: Any) -> GpuRecord:
-        return GpuRecord.from_json(doc)
-
-    def checked(self, record: GpuRecord) -> GpuRecord:
-        found = write_problems(record)
-        if found:
-            raise PluginError("; ".join(found))
-        return record
-
-    def problems(self, record: GpuRecord) -> list[str]:
-        return problems(record)

@@ -16,7 +16,7 @@ from resource_extend.capacity import calculate_remap, deploy_capacity_response, 
 from resource_extend.errors import NodeNotExists, PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
-from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.gpu.record import GpuRecord
 from resource_extend.metrics import metrics_nodes
 from resource_extend.params import JSONObject
 from resource_extend.store import check_node_name
@@ -337,7 +337,7 @@ def get_metrics(call: GpuCall) -> Any:
 PLUGIN: Plugin[GpuRecord] = Plugin(
     name="gpu",
     summary="GPU cards per product model",
-    records=GpuRecords(),
+    record=GpuRecord,
     verbs=(
         Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
         Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),

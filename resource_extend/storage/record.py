@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
 from resource_extend.storage import decoding
@@ -115,6 +116,26 @@ class StorageRecord(Fields):
     def empty(cls) -> StorageRecord:
         """What a node with nothing stored reads as."""
         return cls(NodeResource(), NodeResource())
+
+    @classmethod
+    def decode(cls, data: bytes) -> StorageRecord:
+        """A stored record; one without a capacity is refused, one without a usage gets a nothing-used one."""
+        record = cls.from_json(jsonio.load_record(data))
+        # No answer about a node can be given without its capacity, and no write would keep it (the
+        # reference's "invalid capacity"): such a record was written by something else (decision 9).
+        if record.capacity is None:
+            raise PluginError("capacity is missing or null")
+        # A missing usage reads as what the next write stores for it: nothing used on any device.
+        return record if record.usage is not None else cls(record.capacity, synthesized_usage(record.capacity))
+
+    def encode(self) -> bytes:
+        return jsonio.dump_record(self.to_json())
+
+    def checked(self) -> StorageRecord:
+        return self.validated()
+
+    def problems(self) -> list[str]:
+        return problems(self)
 
     @classmethod
     def from_json(cls, value: Any) -> StorageRecord:

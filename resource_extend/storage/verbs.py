@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from resource_extend import params
 from resource_extend.capacity import calculate_remap
-from resource_extend.errors import PluginError
 from resource_extend.metrics import metrics_nodes
-from resource_extend.storage.record import StorageRecord, problems, synthesized_usage
-from resource_extend.store import JsonRecords
+from resource_extend.storage.record import StorageRecord
 from resource_extend.verb import Call, Plugin, Verb, metric_key
 
 TYPE_CHECKING = False
@@ -23,30 +21,6 @@ StorageCall = Call[StorageRecord]
 
 # get-most-idle-node does not compare storage nodes: the first one named wins, with this priority.
 PRIORITY = 1
-
-
-class StorageRecords(JsonRecords[StorageRecord]):
-    """The ``RecordType`` of the node store for storage records."""
-
-    def empty(self) -> StorageRecord:
-        return StorageRecord.empty()
-
-    def from_json(self, doc: Any) -> StorageRecord:
-        record = StorageRecord.from_json(doc)
-        # No answer about a node can be given without its capacity, and no write would keep it (the
-        # reference's "invalid capacity"): such a record was written by something else (decision 9).
-        if record.capacity is None:
-            raise PluginError("capacity is missing or null")
-        # A missing usage reads as what the next write stores for it: nothing used on any device.
-        return (
-            record if record.usage is not None else StorageRecord(record.capacity, synthesized_usage(record.capacity))
-        )
-
-    def checked(self, record: StorageRecord) -> StorageRecord:
-        return record.validated()
-
-    def problems(self, record: StorageRecord) -> list[str]:
-        return problems(record)
 
 
 METRICS_DESCRIPTION = [
@@ -102,7 +76,7 @@ def get_most_idle_node(call: StorageCall) -> Any:
 PLUGIN: Plugin[StorageRecord] = Plugin(
     name="storage",
     summary="volumes, flat storage and disk IO quotas",
-    records=StorageRecords(),
+    record=StorageRecord,
     verbs=(
         Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
         Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),

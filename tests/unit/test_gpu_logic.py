@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
-from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.gpu.record import GpuRecord
 from resource_extend.gpu.verbs import MAX_CAPACITY, allocate, calc, node_capacity, usage_diffs
 
 FULL = GpuRecord({"nvidia-3070": 4, "nvidia-3090": 4}, {})
@@ -114,7 +114,7 @@ def test_allocate_fails_the_whole_call_when_any_product_runs_short() -> None:
 
 
 def test_record_round_trips_the_stored_bytes() -> None:
-    records = GpuRecords()
+    records = GpuRecord
     stored = b'{"capacity":{"prod_count_map":{"nvidia-3070":4,"nvidia-3090":4}},"usage":{"prod_count_map":{}}}'
     assert records.encode(records.decode(stored)) == stored
     null_side = b'{"capacity":{"prod_count_map":null},"usage":{"prod_count_map":{"a":1}}}'
@@ -122,9 +122,9 @@ def test_record_round_trips_the_stored_bytes() -> None:
 
 
 def test_record_reading_fills_a_missing_side_with_empty() -> None:
-    assert GpuRecords().decode(b'{"capacity":{"prod_count_map":{"a":1}}}') == GpuRecord({"a": 1}, {})
+    assert GpuRecord.decode(b'{"capacity":{"prod_count_map":{"a":1}}}') == GpuRecord({"a": 1}, {})
 
 
 def test_record_check_names_the_side_that_is_invalid() -> None:
     with pytest.raises(PluginError, match="invalid usage: count is less than or equal to zero"):
-        GpuRecords().checked(GpuRecord({"a": 1}, {"a": -1}))
+        GpuRecord.checked(GpuRecord({"a": 1}, {"a": -1}))
