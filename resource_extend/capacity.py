@@ -48,8 +48,3 @@ def deploy_capacity_response(
     if total > INT64_MAX:  # each node is bounded by max_deploy_count, so only an absurd node list gets here
         raise PluginError(f"total deploy capacity {total} is past int64: ask for fewer nodes")
     return {"nodes_deploy_capacity_map": entries, "total": total}
-
-
-def calculate_remap(call: Any) -> Any:
-    """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
-    return {"engine_params_map": {}}

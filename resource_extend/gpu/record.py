@@ -1,4 +1,5 @@
-"""The GPU node record stored in etcd: ``{"capacity": {"prod_count_map": …}, "usage": {…}}``."""
+"""The GPU node record stored in etcd: ``{"capacity": {"prod_count_map": …}, "usage": {…}}``, and how a
+set-node-resource-* call or the node's workloads change its sides."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from resource_extend.params import int64_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
-    from resource_extend.gpu.prodmap import MaybeMap
+    from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 
 SIDES = ("capacity", "usage")
 
@@ -107,3 +108,39 @@ def problems(record: GpuRecord) -> list[str]:
         elif k > capacity[product]:
             found.append(f"usage.prod_count_map[{product!r}] is {k}, above its capacity {capacity[product]}")
     return found
+
+
+def combine(origin: MaybeMap, resource: MaybeMap, workloads: list[MaybeMap], delta: bool, incr: bool) -> ProdMap:
+    """The new capacity or usage after a set-node-resource-* call.
+
+    Absolute mode (not ``delta``) starts from nothing and always adds; delta mode adds to or subtracts
+    from ``origin``. ``resource`` (the request's, else its ``resource``) wins over ``workloads``.
+    """
+    if not delta:
+        result: ProdMap = {}
+        incr = True
+    else:
+        result = dict(origin or {})
+    op: Callable[[MaybeMap, MaybeMap], ProdMap] = prodmap.add if incr else prodmap.sub
+    if resource is not None:
+        return op(result, resource)
+    for workload in workloads:
+        result = op(result, workload)
+    return result
+
+
+def reconcile_usage(stored: MaybeMap, workloads: list[MaybeMap]) -> tuple[ProdMap, list[str]]:
+    """The usage the workloads on the node add up to, and where the stored usage differs from it."""
+    actual: ProdMap = {}
+    for workload in workloads:
+        actual = prodmap.add(actual, workload)
+    diffs = []
+    if prodmap.count(actual) != prodmap.count(stored):
+        diffs.append(f"node.usage != sum(workload.request): {prodmap.count(stored)} != {prodmap.count(actual)}")
+    usage = stored or {}
+    for product, k in actual.items():
+        if product not in usage:
+            diffs.append(f"{product} not in usage")
+        elif k != usage[product]:
+            diffs.append(f"{product}: actual({k}) != usage({usage[product]})")
+    return actual, diffs

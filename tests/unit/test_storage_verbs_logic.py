@@ -16,10 +16,11 @@ from resource_extend.storage.calculate_verbs import (
     node_deploy_capacity,
     realloc,
 )
+from resource_extend.storage.metrics import metric_rows
 from resource_extend.storage.node_verbs import new_capacity, storage_total, stored_form
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.request import NodeRequest, WorkloadRequest
-from resource_extend.storage.verbs import PLUGIN, metric_rows
+from resource_extend.storage.verbs import PLUGIN
 from resource_extend.storage.workload import WorkloadResource
 
 TiB, GiB = 1 << 40, 1 << 30
@@ -277,4 +278,4 @@ def test_the_verb_table_matches_the_gpu_plugin() -> None:
     assert PLUGIN.advertised() == GPU.advertised()
     assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None
     remap = PLUGIN.verb("calculate-remap")
-    assert remap is not None and json.dumps(remap.handler()(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]
+    assert remap is not None and json.dumps(remap.run(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 @pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
 def test_every_verb_resolves_to_a_callable_handler(plugin: Plugin[Any]) -> None:
     for verb in plugin.verbs:
-        assert callable(verb.handler()), verb.name
+        assert callable(verb.run), verb.name
 
 
 def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:

@@ -1,0 +1,181 @@
+"""The node verbs both plugins answer alike, written once; each plugin supplies its ``Kind``.
+
+The shared part is the protocol: reading ``nodename``/``nodenames``, the "already exists" check before
+add-node reads its request, ``null`` for a node without a record (get-node-resource-info and, decision 13,
+fix-node-resource), the shape of each answer, the get-metrics loop and calculate-remap's no-op. What a
+record holds is the kind's: the record add-node creates and set-node-resource-info stores, the workloads
+a request carries, the usage they add up to and where it differs, and a node's metric rows.
+"""
+
+from __future__ import annotations
+
+from resource_extend import params
+from resource_extend.errors import NodeNotExists, PluginError
+from resource_extend.metrics import metrics_nodes
+from resource_extend.store import check_node_name
+from resource_extend.verb import Call, Verb
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol, TypedDict, TypeVar
+
+    from resource_extend.metrics import MetricDescription, MetricRow
+    from resource_extend.params import JSONObject
+    from resource_extend.store import Record
+
+    R = TypeVar("R", bound=Record)
+    H = TypeVar("H")
+
+    class Kind(Protocol[R, H]):
+        """What one plugin's records hold, as the shared node verbs need it. ``H``: a request's workloads."""
+
+        metrics_description: list[MetricDescription]
+
+        def added(self, request: JSONObject, info: JSONObject) -> R:
+            """The record add-node creates: the request's capacity, else the engine's report; nothing used."""
+
+        def given(self, request: JSONObject) -> R:
+            """The record set-node-resource-info stores, from the request's ``capacity`` and ``usage``."""
+
+        def held(self, request: JSONObject) -> H:
+            """The request's ``workloads_resource``: what the workloads on the node hold."""
+
+        def reconcile(self, record: R, held: H) -> tuple[R, list[str]]:
+            """The record with its usage recomputed from ``held``, and where the stored usage differs."""
+
+        def metric_rows(self, pod: str, node: str, record: R) -> list[MetricRow]:
+            """The node's get-metrics rows."""
+
+    class NodeInfo(TypedDict):
+        """get-node-resource-info's and fix-node-resource's answer: the record's two sides and the diffs."""
+
+        capacity: Any
+        usage: Any
+        diffs: list[str]
+
+    class NodesInfo(TypedDict):
+        node_resource_info_map: dict[str, Any]
+
+    class Empty(TypedDict):
+        pass
+
+    class Remap(TypedDict):
+        engine_params_map: dict[str, Any]
+
+
+def add_node(call: Call[R]) -> Any:
+    node = params.nodename(call.request)
+    info = params.engine_info(call.request)
+    # The reference checks for an existing record before it reads the request's resources; an
+    # unreadable record exists too (set-node-resource-info or remove-node replaces it).
+    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
+    if call.store.exists(node):
+        raise PluginError(f"node already exists: {node}")
+    return call.store.create(node, call.plugin.kind.added(call.request, info)).to_json()
+
+
+def remove_node(call: Call[R]) -> Empty:
+    call.store.delete(params.nodename(call.request))
+    return {}
+
+
+def set_node_resource_info(call: Call[R]) -> Empty:
+    node = params.nodename(call.request)
+    call.store.put(node, call.plugin.kind.given(call.request))
+    return {}
+
+
+def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
+    node = params.nodename(call.request)
+    held = call.plugin.kind.held(call.request)
+    try:
+        record = call.store.get(node)
+    except NodeNotExists:
+        return None  # the reference answers null for a node it has no record of
+    return _info(record, call.plugin.kind.reconcile(record, held)[1])
+
+
+def fix_node_resource(call: Call[R]) -> NodeInfo | None:
+    node = params.nodename(call.request)
+    kind = call.plugin.kind
+    held = kind.held(call.request)
+
+    def change(stored: R | None) -> R:
+        if stored is None:
+            raise NodeNotExists(node)
+        fixed, diffs = kind.reconcile(stored, held)
+        return fixed if diffs else stored
+
+    try:
+        done = call.store.update(node, change)
+    except NodeNotExists:
+        return None  # decision 13: like get-node-resource-info, and nothing is written
+    assert done.before is not None
+    return _info(done.after, kind.reconcile(done.before, held)[1])
+
+
+def _info(record: Record, diffs: list[str]) -> NodeInfo:
+    return {**record.to_json(), "diffs": diffs}  # type: ignore[typeddict-item]
+
+
+def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
+    records = call.store.get_many(params.bulk_nodenames(call.request))
+    return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}
+
+
+def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
+    return call.plugin.kind.metrics_description
+
+
+def get_metrics(call: Call[R]) -> list[MetricRow]:
+    nodes = metrics_nodes(call.request)
+    records = call.store.get_many([name for _, name in nodes]) if nodes else {}
+    rows = []
+    for pod, name in nodes:
+        rows += call.plugin.kind.metric_rows(pod, name, records[name])
+    return rows
+
+
+def calculate_remap(call: Call[R]) -> Remap:
+    """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
+    return {"engine_params_map": {}}
+
+
+# Every verb core calls, in the reference's order: what `verbs` lists and `--help` shows.
+ORDER = (
+    "get-metrics-description",
+    "get-metrics",
+    "add-node",
+    "remove-node",
+    "get-nodes-deploy-capacity",
+    "set-node-resource-capacity",
+    "get-node-resource-info",
+    "get-nodes-resource-info",
+    "set-node-resource-info",
+    "set-node-resource-usage",
+    "get-most-idle-node",
+    "fix-node-resource",
+    "calculate-deploy",
+    "calculate-realloc",
+    "calculate-remap",
+)
+SHARED: tuple[Verb[Any], ...] = (
+    Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
+    Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
+    Verb("remove-node", "forget a node", remove_node),
+    Verb(
+        "get-node-resource-info", "a node's capacity and usage, checked against its workloads", get_node_resource_info
+    ),
+    Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
+    Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
+    Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
+    # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
+    Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
+)
+
+
+def verb_table(own: tuple[Verb[R], ...]) -> tuple[Verb[R], ...]:
+    """A plugin's whole table: its own verbs and the shared ones, in the reference's order."""
+    verbs = {verb.name: verb for verb in (*SHARED, *own)}
+    assert verbs.keys() == set(ORDER), sorted(verbs.keys() ^ set(ORDER))
+    return tuple(verbs[name] for name in ORDER)
