@@ -1,4 +1,4 @@
-"""The node verbs both plugins answer alike, written once; each plugin supplies its ``Kind``.
+"""The node verbs both plugins answer alike, written once; each plugin's ``node_verbs`` module is its ``Kind``.
 
 The shared part is the protocol: reading ``nodename``/``nodenames``, the "already exists" check before
 add-node reads its request, ``null`` for a node without a record (get-node-resource-info and, decision 13,
@@ -27,17 +27,18 @@ if TYPE_CHECKING:
     H = TypeVar("H")
 
     class Kind(Protocol[R, H]):
-        """What one plugin's records hold, as the shared node verbs need it. ``H``: a request's workloads."""
+        """What one plugin's records hold, as the shared node verbs need it: the plugin's ``node_verbs``
+        module is its kind. ``H`` is what a request's workloads parse into."""
 
-        metrics_description: list[MetricDescription]
+        METRICS_DESCRIPTION: list[MetricDescription]
 
-        def added(self, request: JSONObject, info: JSONObject) -> R:
+        def new_record(self, request: JSONObject, info: JSONObject) -> R:
             """The record add-node creates: the request's capacity, else the engine's report; nothing used."""
 
-        def given(self, request: JSONObject) -> R:
+        def given_record(self, request: JSONObject) -> R:
             """The record set-node-resource-info stores, from the request's ``capacity`` and ``usage``."""
 
-        def held(self, request: JSONObject) -> H:
+        def workloads(self, request: JSONObject) -> H:
             """The request's ``workloads_resource``: what the workloads on the node hold."""
 
         def reconcile(self, record: R, held: H) -> tuple[R, list[str]]:
@@ -45,6 +46,15 @@ if TYPE_CHECKING:
 
         def metric_rows(self, pod: str, node: str, record: R) -> list[MetricRow]:
             """The node's get-metrics rows."""
+
+    class CalculateVerbs(Protocol[R]):
+        """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
+
+        def get_nodes_deploy_capacity(self, call: Call[R]) -> Any: ...
+
+        def calculate_deploy(self, call: Call[R]) -> Any: ...
+
+        def calculate_realloc(self, call: Call[R]) -> Any: ...
 
     class NodeInfo(TypedDict):
         """get-node-resource-info's and fix-node-resource's answer: the record's two sides and the diffs."""
@@ -71,7 +81,7 @@ def add_node(call: Call[R]) -> Any:
     check_node_name(node)  # before "node already exists": a name no write may use is refused as such
     if call.store.exists(node):
         raise PluginError(f"node already exists: {node}")
-    return call.store.create(node, call.plugin.kind.added(call.request, info)).to_json()
+    return call.store.create(node, call.plugin.kind.new_record(call.request, info)).to_json()
 
 
 def remove_node(call: Call[R]) -> Empty:
@@ -81,13 +91,13 @@ def remove_node(call: Call[R]) -> Empty:
 
 def set_node_resource_info(call: Call[R]) -> Empty:
     node = params.nodename(call.request)
-    call.store.put(node, call.plugin.kind.given(call.request))
+    call.store.put(node, call.plugin.kind.given_record(call.request))
     return {}
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
     node = params.nodename(call.request)
-    held = call.plugin.kind.held(call.request)
+    held = call.plugin.kind.workloads(call.request)
     try:
         record = call.store.get(node)
     except NodeNotExists:
@@ -98,7 +108,7 @@ def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
 def fix_node_resource(call: Call[R]) -> NodeInfo | None:
     node = params.nodename(call.request)
     kind = call.plugin.kind
-    held = kind.held(call.request)
+    held = kind.workloads(call.request)
 
     def change(stored: R | None) -> R:
         if stored is None:
@@ -124,7 +134,7 @@ def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
 
 
 def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
-    return call.plugin.kind.metrics_description
+    return call.plugin.kind.METRICS_DESCRIPTION
 
 
 def get_metrics(call: Call[R]) -> list[MetricRow]:
@@ -172,6 +182,20 @@ SHARED: tuple[Verb[Any], ...] = (
     # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
     Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
 )
+
+
+def calculate_verbs(module: CalculateVerbs[R], deploy: str, realloc: str) -> tuple[Verb[R], ...]:
+    """The three planning verbs, each looking its handler up in ``module`` (a ``LazyModule`` at run time,
+    so a node verb never imports it) only when it runs; ``deploy`` and ``realloc`` are their summaries."""
+    return (
+        Verb(
+            "get-nodes-deploy-capacity",
+            "how many workloads of a request fit on each node",
+            lambda call: module.get_nodes_deploy_capacity(call),
+        ),
+        Verb("calculate-deploy", deploy, lambda call: module.calculate_deploy(call)),
+        Verb("calculate-realloc", realloc, lambda call: module.calculate_realloc(call)),
+    )
 
 
 def verb_table(own: tuple[Verb[R], ...]) -> tuple[Verb[R], ...]:

@@ -1,4 +1,4 @@
-"""The GPU plugin's node verbs: its ``Kind`` for the shared ones in ``nodeverbs``, and those only it answers.
+"""The GPU plugin's node verbs: the ``Kind`` the shared ones in ``nodeverbs`` use, and those only it answers.
 
 Behaviour follows the reference (see docs/gpu.md); the differences are the project's decisions: add-node
 falls back to the engine's ``Resources["gpu"]``, and every read-modify-write is one guarded step.
@@ -12,7 +12,9 @@ import json
 
 from resource_extend import params
 from resource_extend.capacity import ratio
-from resource_extend.gpu import metrics, prodmap
+from resource_extend.gpu import prodmap
+from resource_extend.gpu.metrics import METRICS_DESCRIPTION as METRICS_DESCRIPTION
+from resource_extend.gpu.metrics import metric_rows as metric_rows
 from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
 from resource_extend.verb import Call
 
@@ -21,7 +23,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from resource_extend.gpu.prodmap import MaybeMap, ProdMap
-    from resource_extend.metrics import MetricRow
     from resource_extend.params import JSONObject
 
 GpuCall = Call[GpuRecord]
@@ -30,34 +31,27 @@ GpuCall = Call[GpuRecord]
 PRIORITY = 100
 
 
-class GpuKind:
-    """What the shared node verbs need to know of GPU records."""
-
-    __slots__ = ()
-
-    metrics_description = metrics.METRICS_DESCRIPTION
-
-    def added(self, request: JSONObject, info: JSONObject) -> GpuRecord:
-        capacity = prodmap.parse(params.obj(request, "resource"), "resource") or {}
-        prodmap.validate(capacity)
-        return GpuRecord(capacity or _reported_gpus(info), {})
-
-    def given(self, request: JSONObject) -> GpuRecord:
-        capacity = prodmap.parse(params.obj(request, "capacity"), "capacity")
-        return GpuRecord(capacity, prodmap.parse(params.obj(request, "usage"), "usage"))
-
-    def held(self, request: JSONObject) -> list[MaybeMap]:
-        return [prodmap.parse(w, "workloads_resource[]") for w in params.obj_list(request, "workloads_resource") or []]
-
-    def reconcile(self, record: GpuRecord, held: list[MaybeMap]) -> tuple[GpuRecord, list[str]]:
-        actual, diffs = reconcile_usage(record.usage, held)
-        return GpuRecord(record.capacity, actual), diffs
-
-    def metric_rows(self, pod: str, node: str, record: GpuRecord) -> list[MetricRow]:
-        return metrics.metric_rows(pod, node, record)
+# -- the kind: what the shared node verbs in nodeverbs need to know of GPU records --------------------
 
 
-KIND = GpuKind()
+def new_record(request: JSONObject, info: JSONObject) -> GpuRecord:
+    capacity = prodmap.parse(params.obj(request, "resource"), "resource") or {}
+    prodmap.validate(capacity)
+    return GpuRecord(capacity or _reported_gpus(info), {})
+
+
+def given_record(request: JSONObject) -> GpuRecord:
+    capacity = prodmap.parse(params.obj(request, "capacity"), "capacity")
+    return GpuRecord(capacity, prodmap.parse(params.obj(request, "usage"), "usage"))
+
+
+def workloads(request: JSONObject) -> list[MaybeMap]:
+    return [prodmap.parse(w, "workloads_resource[]") for w in params.obj_list(request, "workloads_resource") or []]
+
+
+def reconcile(record: GpuRecord, held: list[MaybeMap]) -> tuple[GpuRecord, list[str]]:
+    actual, diffs = reconcile_usage(record.usage, held)
+    return GpuRecord(record.capacity, actual), diffs
 
 
 def _reported_gpus(info: JSONObject) -> ProdMap:
@@ -108,7 +102,7 @@ def set_node_resource_usage(call: GpuCall) -> Any:
     node = params.nodename(call.request)
     req = _present(params.obj(call.request, "resource_request"), "resource_request")
     res = _present(params.obj(call.request, "resource"), "resource")
-    held = KIND.held(call.request)
+    held = workloads(call.request)
     delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
     resource = req if req is not None else res
 

@@ -1,4 +1,4 @@
-"""The storage plugin's node verbs: its ``Kind`` for the shared ones in ``nodeverbs``, and those only it answers.
+"""The storage plugin's node verbs: the ``Kind`` the shared ones in ``nodeverbs`` use, and those only it answers.
 
 Each verb reads its request, works out the new record with the pure functions below and touches the store
 once; a write that depends on what was stored is one guarded step (``NodeStore.update``). Behaviour is
@@ -10,7 +10,8 @@ from __future__ import annotations
 from resource_extend import params
 from resource_extend.errors import PluginError
 from resource_extend.params import JSONObject
-from resource_extend.storage import metrics
+from resource_extend.storage.metrics import METRICS_DESCRIPTION as METRICS_DESCRIPTION
+from resource_extend.storage.metrics import metric_rows as metric_rows
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import NodeRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
@@ -19,8 +20,6 @@ from resource_extend.verb import Call
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-    from resource_extend.metrics import MetricRow
 
 StorageCall = Call[StorageRecord]
 
@@ -99,36 +98,25 @@ def _capacity(record: StorageRecord) -> NodeResource:
     return record.capacity if record.capacity is not None else NodeResource()
 
 
-class StorageKind:
-    """What the shared node verbs need to know of storage records."""
-
-    __slots__ = ()
-
-    metrics_description = metrics.METRICS_DESCRIPTION
-
-    def added(self, request: JSONObject, info: JSONObject) -> StorageRecord:
-        capacity = NodeRequest.parse(params.obj(request, "resource") or {}).capacity_for_add(storage_total(info))
-        return StorageRecord(capacity, NodeResource())
-
-    def given(self, request: JSONObject) -> StorageRecord:
-        # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
-        # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
-        # volume total again, so each rollback grew the node.
-        capacity = stored_form(params.obj(request, "capacity"), "capacity")
-        return StorageRecord(capacity, stored_form(params.obj(request, "usage"), "usage"))
-
-    def held(self, request: JSONObject) -> list[WorkloadResource]:
-        return workloads(request)
-
-    def reconcile(self, record: StorageRecord, held: list[WorkloadResource]) -> tuple[StorageRecord, list[str]]:
-        computed, diffs = reconcile_usage(_usage(record), held)
-        return StorageRecord(record.capacity, computed), diffs
-
-    def metric_rows(self, pod: str, node: str, record: StorageRecord) -> list[MetricRow]:
-        return metrics.metric_rows(pod, node, record)
+# -- the kind: what the shared node verbs in nodeverbs need to know of storage records ----------------
 
 
-KIND = StorageKind()
+def new_record(request: JSONObject, info: JSONObject) -> StorageRecord:
+    capacity = NodeRequest.parse(params.obj(request, "resource") or {}).capacity_for_add(storage_total(info))
+    return StorageRecord(capacity, NodeResource())
+
+
+def given_record(request: JSONObject) -> StorageRecord:
+    # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
+    # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
+    # volume total again, so each rollback grew the node.
+    capacity = stored_form(params.obj(request, "capacity"), "capacity")
+    return StorageRecord(capacity, stored_form(params.obj(request, "usage"), "usage"))
+
+
+def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[StorageRecord, list[str]]:
+    computed, diffs = reconcile_usage(_usage(record), held)
+    return StorageRecord(record.capacity, computed), diffs
 
 
 # -- verbs ------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The storage plugin's verb table: the verbs it answers its own way; the rest are ``nodeverbs``'s.
+"""The storage plugin's verb table: the verbs it answers its own way; ``nodeverbs`` adds the shared ones.
 
 Calculate verbs are imported when one runs: they load the scheduler, which no node verb needs.
 """
@@ -16,40 +16,23 @@ if TYPE_CHECKING:
 else:
     calculate_verbs = LazyModule("resource_extend.storage.calculate_verbs")
 
-PLUGIN: Plugin[StorageRecord] = Plugin(
-    name="storage",
-    summary="volumes, flat storage and disk IO quotas",
-    record=StorageRecord,
-    kind=node_verbs.KIND,
-    verbs=nodeverbs.verb_table(
-        (
-            Verb("add-node", "register a node's volumes, storage and disks", nodeverbs.add_node),
-            Verb(
-                "get-nodes-deploy-capacity",
-                "how many workloads of a request fit on each node",
-                lambda call: calculate_verbs.get_nodes_deploy_capacity(call),
-            ),
-            Verb(
-                "set-node-resource-capacity",
-                "change a node's capacity (absolute, delta or rollback)",
-                node_verbs.set_node_resource_capacity,
-            ),
-            Verb(
-                "set-node-resource-usage",
-                "change a node's usage (absolute or delta)",
-                node_verbs.set_node_resource_usage,
-            ),
-            Verb("get-most-idle-node", "the first of several nodes", node_verbs.get_most_idle_node),
-            Verb(
-                "calculate-deploy",
-                "plan volumes and storage for N new workloads on a node",
-                lambda call: calculate_verbs.calculate_deploy(call),
-            ),
-            Verb(
-                "calculate-realloc",
-                "plan a workload's new volumes and storage on its node",
-                lambda call: calculate_verbs.calculate_realloc(call),
-            ),
-        )
+OWN_VERBS: tuple[Verb[StorageRecord], ...] = (
+    Verb("add-node", "register a node's volumes, storage and disks", nodeverbs.add_node),
+    Verb(
+        "set-node-resource-capacity",
+        "change a node's capacity (absolute, delta or rollback)",
+        node_verbs.set_node_resource_capacity,
     ),
+    Verb("set-node-resource-usage", "change a node's usage (absolute or delta)", node_verbs.set_node_resource_usage),
+    # The reference does not weigh storage nodes against each other.
+    Verb("get-most-idle-node", "the first of several nodes", node_verbs.get_most_idle_node),
+    *nodeverbs.calculate_verbs(
+        calculate_verbs,
+        "plan volumes and storage for N new workloads on a node",
+        "plan a workload's new volumes and storage on its node",
+    ),
+)
+
+PLUGIN = Plugin(
+    "storage", "volumes, flat storage and disk IO quotas", StorageRecord, node_verbs, nodeverbs.verb_table(OWN_VERBS)
 )
