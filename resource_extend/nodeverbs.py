@@ -17,7 +17,7 @@ from resource_extend.verb import Call, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol, TypedDict, TypeVar
+    from typing import Any, Generic, Protocol, TypedDict, TypeVar
 
     from resource_extend.metrics import MetricDescription, MetricRow
     from resource_extend.params import JSONObject
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
     R = TypeVar("R", bound=Record)
     H = TypeVar("H")
+    S = TypeVar("S")
+    E = TypeVar("E")
+    W = TypeVar("W")
 
     class Kind(Protocol[R, H]):
         """What one plugin's records hold, as the shared node verbs need it: the plugin's ``node_verbs``
@@ -68,6 +71,29 @@ if TYPE_CHECKING:
 
     class Empty(TypedDict):
         pass
+
+    class BeforeAfter(TypedDict, Generic[S]):
+        """set-node-resource-capacity's and set-node-resource-usage's answer: the side before and after."""
+
+        before: S
+        after: S
+
+    class MostIdle(TypedDict):
+        nodename: str
+        priority: int
+
+    class Plans(TypedDict, Generic[E, W]):
+        """calculate-deploy's answer: per new workload, its engine params and its workload resource."""
+
+        engines_params: list[E]
+        workloads_resource: list[W]
+
+    class Replan(TypedDict, Generic[E, S, W]):
+        """calculate-realloc's answer; ``S`` is the change to the node's usage."""
+
+        engine_params: E
+        delta_resource: S
+        workload_resource: W
 
     class Remap(TypedDict):
         engine_params_map: dict[str, Any]

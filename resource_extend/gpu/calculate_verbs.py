@@ -16,7 +16,9 @@ from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from resource_extend.capacity import DeployCapacity
+    from resource_extend.gpu.prodmap import ProdMapJSON
+    from resource_extend.nodeverbs import Plans, Replan
 
 GpuCall = Call[GpuRecord]
 
@@ -60,14 +62,14 @@ def realloc_plan(record: GpuRecord, current: MaybeMap, request: MaybeMap) -> tup
 # -- verbs ------------------------------------------------------------------------------------------
 
 
-def get_nodes_deploy_capacity(call: GpuCall) -> Any:
+def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacity:
     nodes = params.bulk_nodenames(call.request)
     request = prodmap.parse(params.obj(call.request, "workload_resource"), "workload_resource") or {}
     prodmap.validate(request)
     return deploy_capacity_response(call.store.get_many(nodes), lambda record: node_deploy_capacity(record, request))
 
 
-def calculate_deploy(call: GpuCall) -> Any:
+def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
     node = params.nodename(call.request)
     times = deploy.deploy_count(call)
     request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
@@ -79,10 +81,10 @@ def calculate_deploy(call: GpuCall) -> Any:
     except PluginError as cause:
         raise cause if known else deploy.unknown_node(call, node, cause) from None
     plans = [prodmap.to_json(request) for _ in range(times)]
-    return {"engines_params": plans, "workloads_resource": [dict(p) for p in plans]}
+    return {"engines_params": plans, "workloads_resource": [p.copy() for p in plans]}
 
 
-def calculate_realloc(call: GpuCall) -> Any:
+def calculate_realloc(call: GpuCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
     node = params.nodename(call.request)
     request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
     prodmap.validate_products(request)

@@ -20,9 +20,8 @@ from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
-    from resource_extend.gpu.prodmap import MaybeMap, ProdMap
+    from resource_extend.gpu.prodmap import MaybeMap, ProdMap, ProdMapJSON
+    from resource_extend.nodeverbs import BeforeAfter, MostIdle
     from resource_extend.params import JSONObject
 
 GpuCall = Call[GpuRecord]
@@ -77,7 +76,7 @@ def _present(resource: JSONObject | None, where: str) -> MaybeMap:
     return prodmap.parse(resource, where) or {}
 
 
-def set_node_resource_capacity(call: GpuCall) -> Any:
+def set_node_resource_capacity(call: GpuCall) -> BeforeAfter[ProdMapJSON]:
     node = params.nodename(call.request)
     req_obj = params.obj(call.request, "resource_request")
     req = _present(req_obj, "resource_request")
@@ -98,7 +97,7 @@ def set_node_resource_capacity(call: GpuCall) -> Any:
     return {"before": prodmap.to_json(before), "after": prodmap.to_json(done.after.capacity)}
 
 
-def set_node_resource_usage(call: GpuCall) -> Any:
+def set_node_resource_usage(call: GpuCall) -> BeforeAfter[ProdMapJSON]:
     node = params.nodename(call.request)
     req = _present(params.obj(call.request, "resource_request"), "resource_request")
     res = _present(params.obj(call.request, "resource"), "resource")
@@ -115,7 +114,7 @@ def set_node_resource_usage(call: GpuCall) -> Any:
     return {"before": prodmap.to_json(before), "after": prodmap.to_json(done.after.usage)}
 
 
-def get_most_idle_node(call: GpuCall) -> Any:
+def get_most_idle_node(call: GpuCall) -> MostIdle:
     records = call.store.get_many(params.nodenames(call.request))
     best, best_idle = "", float("inf")
     for node in sorted(records):

@@ -10,9 +10,14 @@ from resource_extend.params import int64_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, TypedDict
 
-    from resource_extend.gpu.prodmap import MaybeMap, ProdMap
+    from resource_extend.gpu.prodmap import MaybeMap, ProdMap, ProdMapJSON
+
+    class GpuRecordJSON(TypedDict):
+        capacity: ProdMapJSON
+        usage: ProdMapJSON
+
 
 SIDES = ("capacity", "usage")
 
@@ -71,7 +76,7 @@ class GpuRecord:
                 raise PluginError(f"{side} must be an object")
         return cls(sides[0], sides[1])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GpuRecordJSON:
         return {"capacity": prodmap.to_json(self.capacity), "usage": prodmap.to_json(self.usage)}
 
     def available(self) -> prodmap.ProdMap:

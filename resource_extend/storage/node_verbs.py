@@ -19,7 +19,8 @@ from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from resource_extend.nodeverbs import BeforeAfter, MostIdle
+    from resource_extend.storage.record import NodeResourceJSON
 
 StorageCall = Call[StorageRecord]
 
@@ -122,7 +123,7 @@ def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[Stor
 # -- verbs ------------------------------------------------------------------------------------------
 
 
-def set_node_resource_capacity(call: StorageCall) -> Any:
+def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     node = params.nodename(call.request)
     delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
     restored = rollback_resource(call.request.get("resource"), call.request.get("resource_request"), delta, incr)
@@ -143,7 +144,7 @@ def set_node_resource_capacity(call: StorageCall) -> Any:
     return {"before": before.to_json(), "after": _capacity(done.after).to_json()}
 
 
-def set_node_resource_usage(call: StorageCall) -> Any:
+def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     node = params.nodename(call.request)
     delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
     request = request_param(call.request, "resource_request")
@@ -159,6 +160,6 @@ def set_node_resource_usage(call: StorageCall) -> Any:
     return {"before": before.to_json(), "after": _usage(done.after).to_json()}
 
 
-def get_most_idle_node(call: StorageCall) -> Any:
+def get_most_idle_node(call: StorageCall) -> MostIdle:
     # The reference does not weigh storage nodes against each other and reads no record.
     return {"nodename": params.nodenames(call.request)[0], "priority": PRIORITY}

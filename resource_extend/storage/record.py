@@ -34,7 +34,19 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypedDict
+
+    class NodeResourceJSON(TypedDict):
+        """The wire and stored shape of a node's capacity or usage."""
+
+        volumes: Volumes | None
+        disks: list[dict[str, Any]] | None
+        storage: int
+
+    class StorageRecordJSON(TypedDict):
+        capacity: NodeResourceJSON | None
+        usage: NodeResourceJSON | None
+
 
 # What NodeResource() starts with when a side is not given: fresh empties, since None means null.
 _FRESH: Any = object()
@@ -69,7 +81,7 @@ class NodeResource(Fields):
         """What one workload holds: its planned volumes, requested storage and requested disk quotas."""
         return cls(workload.volume_plan_request.volumes(), workload.disks_request, workload.storage_request)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NodeResourceJSON:
         return {
             "volumes": volumes_to_json(self.volumes),
             "disks": disks_to_json(self.disks),
@@ -142,7 +154,7 @@ class StorageRecord(Fields):
         source = decoding.object_or_none(value, "storage record") or {}
         return cls(_resource_or_none(source, "capacity"), _resource_or_none(source, "usage"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StorageRecordJSON:
         return {
             "capacity": None if self.capacity is None else self.capacity.to_json(),
             "usage": None if self.usage is None else self.usage.to_json(),
