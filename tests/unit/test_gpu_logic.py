@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
-from resource_extend.gpu.calculate_verbs import MAX_CAPACITY, allocate, node_deploy_capacity
 from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
+from resource_extend.gpu.scheduler import MAX_CAPACITY, allocate, node_deploy_capacity
 
 FULL = GpuRecord({"nvidia-3070": 4, "nvidia-3090": 4}, {})
 maps = st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-5, 5))

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.gpu import record as gpu_record
-from resource_extend.gpu.calculate_verbs import allocate, realloc_plan
 from resource_extend.gpu.record import GpuRecord
+from resource_extend.gpu.scheduler import allocate, realloc_plan
 from resource_extend.storage.calculate_verbs import deploy, realloc
 from resource_extend.storage.record import NodeResource, StorageRecord, combine
 from resource_extend.storage.request import WorkloadRequest
