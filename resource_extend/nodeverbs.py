@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from resource_extend.metrics import MetricDescription, MetricRow
     from resource_extend.params import JSONObject
-    from resource_extend.store import Record
+    from resource_extend.store import Record, RecordJSON
 
     R = TypeVar("R", bound=Record)
     H = TypeVar("H")
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
         diffs: list[str]
 
     class NodesInfo(TypedDict):
-        node_resource_info_map: dict[str, Any]
+        node_resource_info_map: dict[str, RecordJSON]
 
     class Empty(TypedDict):
         pass
@@ -99,7 +99,7 @@ if TYPE_CHECKING:
         engine_params_map: dict[str, Any]
 
 
-def add_node(call: Call[R]) -> Any:
+def add_node(call: Call[R]) -> RecordJSON:
     node = params.nodename(call.request)
     info = params.engine_info(call.request)
     # The reference checks for an existing record before it reads the request's resources; an
@@ -151,7 +151,7 @@ def fix_node_resource(call: Call[R]) -> NodeInfo | None:
 
 
 def _info(record: Record, diffs: list[str]) -> NodeInfo:
-    return {**record.to_json(), "diffs": diffs}  # type: ignore[typeddict-item]
+    return {**record.to_json(), "diffs": diffs}
 
 
 def get_nodes_resource_info(call: Call[R]) -> NodesInfo:

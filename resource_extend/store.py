@@ -20,9 +20,15 @@ from resource_extend.kv import backoff
 # type checker, and at run time a subscripted class is the class itself.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, Protocol, Self, TypeVar
+    from typing import Any, Callable, Generic, Protocol, Self, TypedDict, TypeVar
 
     from resource_extend.kv import KV
+
+    class RecordJSON(TypedDict):
+        """A record as stored and as get-nodes-resource-info shows it; each plugin types the sides."""
+
+        capacity: Any
+        usage: Any
 
     class Record(Protocol):
         """What the store needs of a plugin's record class; ``GpuRecord`` and ``StorageRecord`` are one."""
@@ -48,7 +54,7 @@ if TYPE_CHECKING:
             does) but an operator checking the store wants to see, such as usage above capacity.
             """
 
-        def to_json(self) -> Any: ...
+        def to_json(self) -> RecordJSON: ...
 
     R = TypeVar("R", bound=Record)
 else:
