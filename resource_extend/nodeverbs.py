@@ -4,14 +4,14 @@ The shared part is the protocol: reading ``nodename``/``nodenames``, the "alread
 add-node reads its request, ``null`` for a node without a record (get-node-resource-info and, decision 13,
 fix-node-resource), the shape of each answer, the get-metrics loop and calculate-remap's no-op. What a
 record holds is the kind's: the record add-node creates and set-node-resource-info stores, the workloads
-a request carries, the usage they add up to and where it differs, and a node's metric rows.
+a request carries, and the usage they add up to and where it differs; a node's metric rows are the
+plugin's ``metrics`` module's.
 """
 
 from __future__ import annotations
 
 from resource_extend import params
 from resource_extend.errors import NodeNotExists, PluginError
-from resource_extend.metrics import metrics_nodes
 from resource_extend.store import check_node_name
 from resource_extend.verb import Call, Verb
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from resource_extend.store import Record, RecordJSON
 
     R = TypeVar("R", bound=Record)
+    R_in = TypeVar("R_in", bound=Record, contravariant=True)
     H = TypeVar("H")
     S = TypeVar("S")
     E = TypeVar("E")
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     class Kind(Protocol[R, H]):
         """What one plugin's records hold, as the shared node verbs need it: the plugin's ``node_verbs``
         module is its kind. ``H`` is what a request's workloads parse into."""
-
-        METRICS_DESCRIPTION: list[MetricDescription]
 
         def new_record(self, request: JSONObject, info: JSONObject) -> R:
             """The record add-node creates: the request's capacity, else the engine's report; nothing used."""
@@ -47,7 +46,12 @@ if TYPE_CHECKING:
         def reconcile(self, record: R, held: H) -> tuple[R, list[str]]:
             """The record with its usage recomputed from ``held``, and where the stored usage differs."""
 
-        def metric_rows(self, pod: str, node: str, record: R) -> list[MetricRow]:
+    class Metrics(Protocol[R_in]):
+        """A plugin's ``metrics`` module, imported only when get-metrics or its description runs."""
+
+        METRICS_DESCRIPTION: list[MetricDescription]
+
+        def metric_rows(self, pod: str, node: str, record: R_in) -> list[MetricRow]:
             """The node's get-metrics rows."""
 
     class CalculateVerbs(Protocol[R]):
@@ -160,15 +164,17 @@ def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
 
 
 def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
-    return call.plugin.kind.METRICS_DESCRIPTION
+    return call.plugin.metrics.METRICS_DESCRIPTION
 
 
 def get_metrics(call: Call[R]) -> list[MetricRow]:
+    from resource_extend.metrics import metrics_nodes  # like the plugin's rows: no other verb needs it
+
     nodes = metrics_nodes(call.request)
     records = call.store.get_many([name for _, name in nodes]) if nodes else {}
     rows = []
     for pod, name in nodes:
-        rows += call.plugin.kind.metric_rows(pod, name, records[name])
+        rows += call.plugin.metrics.metric_rows(pod, name, records[name])
     return rows
 
 

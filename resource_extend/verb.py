@@ -1,4 +1,4 @@
-"""What a plugin is to the command line: a name, a record class, a kind and a table of verbs.
+"""What a plugin is to the command line: a name, a record class, a kind, its metrics and a table of verbs.
 
 Adding a verb is one handler in the plugin's table plus its two schema files; the command line, the
 schema checks and the store plumbing are shared by both plugins.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from resource_extend.config import Config
     from resource_extend.kv import KV
-    from resource_extend.nodeverbs import Kind
+    from resource_extend.nodeverbs import Kind, Metrics
     from resource_extend.store import NodeStore, Record
 
     R = TypeVar("R", bound=Record)
@@ -98,15 +98,22 @@ class LazyModule:
 class Plugin(Generic[R]):
     """A plugin as the command line sees it."""
 
-    __slots__ = ("kind", "name", "record", "summary", "verbs")
+    __slots__ = ("kind", "metrics", "name", "record", "summary", "verbs")
 
     def __init__(
-        self, name: str, summary: str, record: type[R], kind: Kind[R, Any], verbs: tuple[Verb[R], ...]
+        self,
+        name: str,
+        summary: str,
+        record: type[R],
+        kind: Kind[R, Any],
+        metrics: Metrics[R],
+        verbs: tuple[Verb[R], ...],
     ) -> None:
         self.name = name
         self.summary = summary
         self.record = record
         self.kind = kind
+        self.metrics = metrics
         self.verbs = verbs
 
     def __repr__(self) -> str:

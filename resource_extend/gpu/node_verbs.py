@@ -13,8 +13,6 @@ import json
 from resource_extend import params
 from resource_extend.capacity import ratio
 from resource_extend.gpu import prodmap
-from resource_extend.gpu.metrics import METRICS_DESCRIPTION as METRICS_DESCRIPTION
-from resource_extend.gpu.metrics import metric_rows as metric_rows
 from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
 from resource_extend.verb import Call
 

@@ -12,9 +12,10 @@ from resource_extend.verb import LazyModule, Plugin, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.gpu import calculate_verbs
+    from resource_extend.gpu import calculate_verbs, metrics
 else:
     calculate_verbs = LazyModule("resource_extend.gpu.calculate_verbs")
+    metrics = LazyModule("resource_extend.gpu.metrics")
 
 OWN_VERBS: tuple[Verb[GpuRecord], ...] = (
     Verb("add-node", "register a node's GPUs", nodeverbs.add_node),
@@ -30,4 +31,4 @@ OWN_VERBS: tuple[Verb[GpuRecord], ...] = (
     ),
 )
 
-PLUGIN = Plugin("gpu", "GPU cards per product model", GpuRecord, node_verbs, nodeverbs.verb_table(OWN_VERBS))
+PLUGIN = Plugin("gpu", "GPU cards per product model", GpuRecord, node_verbs, metrics, nodeverbs.verb_table(OWN_VERBS))

@@ -10,8 +10,6 @@ from __future__ import annotations
 from resource_extend import params
 from resource_extend.errors import PluginError
 from resource_extend.params import JSONObject
-from resource_extend.storage.metrics import METRICS_DESCRIPTION as METRICS_DESCRIPTION
-from resource_extend.storage.metrics import metric_rows as metric_rows
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import NodeRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource

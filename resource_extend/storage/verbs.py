@@ -12,9 +12,10 @@ from resource_extend.verb import LazyModule, Plugin, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.storage import calculate_verbs
+    from resource_extend.storage import calculate_verbs, metrics
 else:
     calculate_verbs = LazyModule("resource_extend.storage.calculate_verbs")
+    metrics = LazyModule("resource_extend.storage.metrics")
 
 OWN_VERBS: tuple[Verb[StorageRecord], ...] = (
     Verb("add-node", "register a node's volumes, storage and disks", nodeverbs.add_node),
@@ -34,5 +35,10 @@ OWN_VERBS: tuple[Verb[StorageRecord], ...] = (
 )
 
 PLUGIN = Plugin(
-    "storage", "volumes, flat storage and disk IO quotas", StorageRecord, node_verbs, nodeverbs.verb_table(OWN_VERBS)
+    "storage",
+    "volumes, flat storage and disk IO quotas",
+    StorageRecord,
+    node_verbs,
+    metrics,
+    nodeverbs.verb_table(OWN_VERBS),
 )
