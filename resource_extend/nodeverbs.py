@@ -127,11 +127,12 @@ def set_node_resource_info(call: Call[R]) -> Empty:
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
     node = params.nodename(call.request)
-    held = call.plugin.kind.workloads(call.request)
     try:
         record = call.store.get(node)
     except NodeNotExists:
         return None  # the reference answers null for a node it has no record of
+    # Read before the workloads are parsed, as the reference does: an unknown node is null whatever they hold.
+    held = call.plugin.kind.workloads(call.request)
     return _info(record, call.plugin.kind.reconcile(record, held)[1])
 
 
