@@ -7,9 +7,22 @@ from resource_extend.params import INT64_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, TypeVar
+    from typing import Callable, TypedDict, TypeVar
 
     R = TypeVar("R")
+
+    class NodeCapacity(TypedDict):
+        capacity: int
+        usage: float
+        rate: float
+        weight: int
+
+    class DeployCapacity(TypedDict):
+        """get-nodes-deploy-capacity's answer."""
+
+        nodes_deploy_capacity_map: dict[str, NodeCapacity]
+        total: int
+
 
 # The most workloads one calculate-deploy plans: the reference's per-node cap for a request that wants
 # nothing. A hostile deploy_count above it must not make a call build millions of plans.
@@ -33,12 +46,12 @@ def check_deploy_count(count: int) -> None:
 
 def deploy_capacity_response(
     records: dict[str, R], capacity_of: Callable[[R], tuple[int, float, float]]
-) -> dict[str, Any]:
+) -> DeployCapacity:
     """get-nodes-deploy-capacity's answer: nodes that fit at least one workload, and their total.
 
     ``capacity_of`` gives a node's (capacity, usage, rate); entries use lowercase keys (decision 6).
     """
-    entries = {}
+    entries: dict[str, NodeCapacity] = {}
     total = 0
     for node, record in sorted(records.items()):
         capacity, usage, rate = capacity_of(record)
@@ -48,8 +61,3 @@ def deploy_capacity_response(
     if total > INT64_MAX:  # each node is bounded by max_deploy_count, so only an absurd node list gets here
         raise PluginError(f"total deploy capacity {total} is past int64: ask for fewer nodes")
     return {"nodes_deploy_capacity_map": entries, "total": total}
-
-
-def calculate_remap(call: Any) -> Any:
-    """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
-    return {"engine_params_map": {}}

@@ -20,7 +20,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn, TypeVar
 
-    R = TypeVar("R")
+    from resource_extend.store import Record
+
+    R = TypeVar("R", bound=Record)
 
 EXIT_FAILED = 128
 EXIT_USAGE = 2
@@ -156,7 +158,7 @@ def answer(
         settings = config.load(plugin.name, config_flag)
         request = jsonio.loads_request(stdin())
         validation.check(plugin.name, verb.name, "request", request)
-        result = verb.handler()(Call(plugin, verb.name, request, settings))
+        result = verb.run(Call(plugin, verb.name, request, settings))
         validation.check(plugin.name, verb.name, "response", result)
         return 0, jsonio.utf8(jsonio.dumps(result)), ""
     except PluginError as exc:

@@ -79,7 +79,7 @@ def examine(
     """Every finding for one record: unreadable here (``decode``'s own words), undecodable by the Go
     reference (``go_type``), then, when readable, what ``check_record`` finds in its numbers.
 
-    ``checked`` is the store's own check before a write (``RecordType.checked``): a record it refuses
+    ``checked`` is the store's own check before a write (``Record.checked``): a record it refuses
     makes every write to the node fail, so whatever it refuses that ``check_record`` did not name is a
     finding too. Checks added there later are reported here without a change.
     """

@@ -28,10 +28,10 @@ def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
         return EXIT_FAILED
     checks = importlib.import_module(f"resource_extend.{plugin.name}.checks")
     findings: list[Finding] = []
-    records = plugin.records
+    record = plugin.record
     for key, value in entries:
         node = node_of(key, directory)
-        findings += examine(node, value, records.decode, checks.GO_RECORD, checks.check_record, records.checked)
+        findings += examine(node, value, record.decode, checks.GO_RECORD, checks.check_record, record.checked)
     write = report_json if as_json else report
     sys.stdout.write(write(directory, len(entries), findings))
     return EXIT_FOUND if findings else EXIT_CLEAN
@@ -44,7 +44,7 @@ def _read_all(plugin: Plugin[Any], config_flag: str | None) -> tuple[str, list[t
 
     settings = config.load(plugin.name, config_flag)
     kv = etcd.open(settings.etcd)
-    directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.records).key("")
+    directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.record).key("")
     entries = sorted((entry.key, entry.value) for entry in kv.scan(directory))
     return directory, entries
 

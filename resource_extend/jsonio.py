@@ -212,3 +212,22 @@ def _reject_constant(name: str) -> Any:
 
 
 _request_scan = scanner(parse_int=_go_double_int, parse_constant=_reject_constant)
+
+
+def load_record(data: bytes) -> Any:
+    """A stored record's JSON document, or a PluginError saying why the bytes are not one."""
+    try:
+        return loads(data)
+    except ValueError as exc:  # also bytes that are not UTF-8, and integers too long to convert
+        raise PluginError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise PluginError("invalid JSON: nested too deeply") from None
+
+
+def dump_record(doc: Any) -> bytes:
+    """A record's bytes as the Go reference marshals them; a lone surrogate is not storable."""
+    try:
+        return dumps(doc).encode()
+    except UnicodeEncodeError as exc:  # a lone surrogate: not UTF-8, so not storable
+        bad = exc.object[exc.start : exc.end]
+        raise PluginError(f"record holds a string that is not valid UTF-8 ({bad!r})") from None

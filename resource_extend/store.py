@@ -11,10 +11,8 @@ name no operator could have meant is refused before any write.
 
 from __future__ import annotations
 
-import json
 import re
 
-from resource_extend import jsonio
 from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.etcd.policy import backoff
 
@@ -22,20 +20,47 @@ from resource_extend.etcd.policy import backoff
 # type checker, and at run time a subscripted class is the class itself.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, Protocol, TypeVar
+    from typing import Any, Callable, Generic, Protocol, Self, TypedDict, TypeVar
 
     from resource_extend.etcd.kv import KV
 
-    R = TypeVar("R")
+    class RecordJSON(TypedDict):
+        """A record as stored and as get-nodes-resource-info shows it; each plugin types the sides."""
 
-    class JsonRecord(Protocol):
-        def to_json(self) -> Any: ...
+        capacity: Any
+        usage: Any
 
-    J = TypeVar("J", bound=JsonRecord)
+    class Record(Protocol):
+        """What the store needs of a plugin's record class; ``GpuRecord`` and ``StorageRecord`` are one."""
+
+        @classmethod
+        def empty(cls) -> Self:
+            """What a node with nothing stored reads as."""
+
+        @classmethod
+        def decode(cls, data: bytes) -> Self:
+            """The stored record, or a PluginError naming the field that cannot be read."""
+
+        def encode(self) -> bytes:
+            """The bytes to store, written the way the Go reference marshals the record."""
+
+        def checked(self) -> Self:
+            """The record as it will be stored, or a PluginError saying why it may not be."""
+
+        def problems(self) -> list[str]:
+            """Everything wrong with a decoded record, one sentence each; ``[]`` for a sound one.
+
+            A superset of what ``checked`` refuses: it also names what a write tolerates (as the reference
+            does) but an operator checking the store wants to see, such as usage above capacity.
+            """
+
+        def to_json(self) -> RecordJSON: ...
+
+    R = TypeVar("R", bound=Record)
 else:
     from resource_extend.typeshim import Generic
 
-    R = J = None
+    R = None
 
 # Enough for 20 writers racing on one node (a test does exactly that), bounded so a livelock ends.
 MAX_ATTEMPTS = 64
@@ -43,62 +68,6 @@ MAX_ATTEMPTS = 64
 # no host name does, and every record key is echoed in responses and logs.
 MAX_NODE_NAME = 4096
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-class RecordType(Generic[R]):
-    """How one plugin's records are made, read, checked and written."""
-
-    __slots__ = ()
-
-    def empty(self) -> R:
-        raise NotImplementedError
-
-    def decode(self, data: bytes) -> R:
-        """The stored record, or a PluginError naming the field that cannot be read."""
-        raise NotImplementedError
-
-    def checked(self, record: R) -> R:
-        """The record as it will be stored, or a PluginError saying why it may not be."""
-        raise NotImplementedError
-
-    def encode(self, record: R) -> bytes:
-        raise NotImplementedError
-
-    def problems(self, record: R) -> list[str]:
-        """Everything wrong with a decoded record, one sentence each; ``[]`` for a sound one.
-
-        A superset of what ``checked`` refuses: it also names what a write tolerates (as the reference
-        does) but an operator checking the store wants to see, such as usage above capacity.
-        """
-        raise NotImplementedError
-
-
-class JsonRecords(RecordType[J]):
-    """A ``RecordType`` whose record is one JSON object, written the way the Go reference marshals it.
-
-    Subclasses say how to make an empty record, read one from decoded JSON, and check one before a write.
-    """
-
-    __slots__ = ()
-
-    def from_json(self, doc: Any) -> J:
-        raise NotImplementedError
-
-    def decode(self, data: bytes) -> J:
-        try:
-            doc = json.loads(data)
-        except ValueError as exc:  # also bytes that are not UTF-8, and integers too long to convert
-            raise PluginError(f"invalid JSON: {exc}") from None
-        except RecursionError:
-            raise PluginError("invalid JSON: nested too deeply") from None
-        return self.from_json(doc)
-
-    def encode(self, record: J) -> bytes:
-        try:
-            return jsonio.dumps(record.to_json()).encode()
-        except UnicodeEncodeError as exc:  # a lone surrogate: not UTF-8, so not storable
-            bad = exc.object[exc.start : exc.end]
-            raise PluginError(f"record holds a string that is not valid UTF-8 ({bad!r})") from None
 
 
 class Change(Generic[R]):
@@ -122,13 +91,13 @@ def check_node_name(node: str) -> None:
 
 
 class NodeStore(Generic[R]):
-    __slots__ = ("_dir", "_kv", "_records")
+    __slots__ = ("_dir", "_kv", "_record")
 
-    def __init__(self, kv: KV, prefix: str, plugin: str, records: RecordType[R]) -> None:
+    def __init__(self, kv: KV, prefix: str, plugin: str, record: type[R]) -> None:
         self._kv = kv
         # Plain concatenation, as the reference's namespaced client does: "/eru/" gives "/eru//resource/…".
         self._dir = f"{prefix}/resource/{plugin}/"
-        self._records = records
+        self._record = record
 
     def key(self, node: str) -> str:
         return self._dir + node
@@ -141,7 +110,7 @@ class NodeStore(Generic[R]):
 
     def get_or_empty(self, node: str) -> R:
         entry = self._kv.get(self.key(node))
-        return self._records.empty() if entry is None else self._decode(node, entry.value)
+        return self._record.empty() if entry is None else self._decode(node, entry.value)
 
     def exists(self, node: str) -> bool:
         """Whether any record is stored for the node, readable or not."""
@@ -212,9 +181,9 @@ class NodeStore(Generic[R]):
     def _storable(self, node: str, record: R) -> tuple[R, bytes]:
         """The checked record and its bytes, proven readable by decoding them again (decision 9)."""
         try:
-            stored = self._records.checked(record)
-            data = self._records.encode(stored)
-            self._records.decode(data)
+            stored = record.checked()
+            data = stored.encode()
+            self._record.decode(data)
         except PluginError as exc:
             raise PluginError(f"node {node}: not written, store unchanged: {exc}") from None
         return stored, data
@@ -240,7 +209,7 @@ class NodeStore(Generic[R]):
 
     def _decode(self, node: str, data: bytes) -> R:
         try:
-            return self._records.decode(data)
+            return self._record.decode(data)
         except PluginError as exc:
             raise PluginError(
                 f"node {node}: stored record is unreadable: {exc} (set-node-resource-info or remove-node replaces it)"
@@ -248,8 +217,8 @@ class NodeStore(Generic[R]):
 
     def _decode_or_empty(self, data: bytes | None) -> R:
         if data is None:
-            return self._records.empty()
+            return self._record.empty()
         try:
-            return self._records.decode(data)
+            return self._record.decode(data)
         except PluginError:
-            return self._records.empty()
+            return self._record.empty()

@@ -1,4 +1,4 @@
-"""What a plugin is to the command line: a name, a record type and a table of verbs.
+"""What a plugin is to the command line: a name, a record class, a kind, its metrics and a table of verbs.
 
 Adding a verb is one handler in the plugin's table plus its two schema files; the command line, the
 schema checks and the store plumbing are shared by both plugins.
@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
     from resource_extend.config import Config
-    from resource_extend.store import NodeStore, RecordType
+    from resource_extend.nodeverbs import Kind, Metrics
+    from resource_extend.store import NodeStore, Record
 
-    R = TypeVar("R")
+    R = TypeVar("R", bound=Record)
     Handler = Callable[["Call[R]"], Any]
 else:
     from resource_extend.typeshim import Generic
@@ -49,7 +50,7 @@ class Call(Generic[R]):
             from resource_extend.store import NodeStore
 
             kv = etcd.open(self.config.etcd)
-            self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.records)
+            self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.record)
         return self._store
 
 
@@ -58,11 +59,9 @@ class Verb(Generic[R]):
 
     __slots__ = ("advertised", "name", "run", "summary")
 
-    def __init__(self, name: str, summary: str, run: Handler[R] | str, advertised: bool = True) -> None:
+    def __init__(self, name: str, summary: str, run: Handler[R], advertised: bool = True) -> None:
         self.name = name
         self.summary = summary
-        # The handler, or "module:function" to import it only when this verb runs: a call imports the code
-        # of its own verb, not the scheduler for a node verb.
         self.run = run
         # calculate-remap answers upstream core but is left out of `verbs` (spec decision 1).
         self.advertised = advertised
@@ -70,25 +69,43 @@ class Verb(Generic[R]):
     def __repr__(self) -> str:
         return f"Verb({self.name!r})"
 
-    def handler(self) -> Handler[R]:
-        if isinstance(self.run, str):
-            import importlib
 
-            module, _, function = self.run.partition(":")
-            found: Handler[R] = getattr(importlib.import_module(module), function)
-            return found
-        return self.run
+class LazyModule:
+    """A module imported when one of its names is first used, so a call loads the code of its own verb only
+    (a node verb never loads the storage scheduler). A verb table names it under ``if TYPE_CHECKING:`` as
+    the module itself, so the type checker and go-to-definition follow every handler.
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        import importlib  # already loaded: it is how the interpreter runs a zipapp
+
+        return getattr(importlib.import_module(self._name), attribute)
 
 
 class Plugin(Generic[R]):
     """A plugin as the command line sees it."""
 
-    __slots__ = ("name", "records", "summary", "verbs")
+    __slots__ = ("kind", "metrics", "name", "record", "summary", "verbs")
 
-    def __init__(self, name: str, summary: str, records: RecordType[R], verbs: tuple[Verb[R], ...]) -> None:
+    def __init__(
+        self,
+        name: str,
+        summary: str,
+        record: type[R],
+        kind: Kind[R, Any],
+        metrics: Metrics[R],
+        verbs: tuple[Verb[R], ...],
+    ) -> None:
         self.name = name
         self.summary = summary
-        self.records = records
+        self.record = record
+        self.kind = kind
+        self.metrics = metrics
         self.verbs = verbs
 
     def __repr__(self) -> str:
@@ -102,8 +119,3 @@ class Plugin(Generic[R]):
 
     def advertised(self) -> list[str]:
         return [v.name for v in self.verbs if v.advertised]
-
-
-def metric_key(node: str, *rest: str) -> str:
-    """Metric keys use the node name with dots replaced, so a name never adds key segments."""
-    return ".".join(("core.node", node.replace(".", "_"), *rest))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from resource_extend.diagnosis import examine
 from resource_extend.gpu import checks as gpu_checks
-from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.gpu.record import GpuRecord
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import PluginDir
 
@@ -178,7 +178,7 @@ counts = st.dictionaries(st.sampled_from(["nvidia-3090", "a100", "t4"]), st.inte
 @given(counts, st.data())
 def test_records_the_plugin_writes_have_no_findings(capacity: dict[str, int], data: Any) -> None:
     usage = {p: data.draw(st.integers(1, k)) for p, k in capacity.items() if data.draw(st.booleans())}
-    records = GpuRecords()
+    records = GpuRecord
     stored = records.encode(records.checked(GpuRecord(capacity, usage)))
     found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record, records.checked)
     assert found == []
@@ -187,7 +187,7 @@ def test_records_the_plugin_writes_have_no_findings(capacity: dict[str, int], da
 @given(counts, st.sampled_from(["nvidia-3090", "a100", "t4"]), st.integers(1, 5))
 def test_usage_beyond_capacity_is_always_found(capacity: dict[str, int], product: str, extra: int) -> None:
     usage = {product: capacity.get(product, 0) + extra}
-    records = GpuRecords()
+    records = GpuRecord
     stored = records.encode(GpuRecord(capacity, usage))
     found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record)
     expected = "usage-above-capacity" if product in capacity else "usage-without-capacity"

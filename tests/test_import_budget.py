@@ -43,27 +43,27 @@ runpy: how the interpreter runs a zipapp's __main__ (a build with an absolute in
     keyword operator _operator reprlib
 the entry modules
     plugins plugins.gpu plugins.storage _resource_extend_start
-the command line, verb table, config, JSON, schema checks, store
+the command line, verb table, config, JSON, schema checks, store, the node verbs both plugins share
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
-    resource_extend.decoding
-    resource_extend.store resource_extend.params resource_extend.capacity
-    resource_extend.metrics resource_extend.typeshim
+    resource_extend.decoding resource_extend.store resource_extend.params resource_extend.nodeverbs
+    resource_extend.typeshim
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
     resource_extend.etcd.gateway resource_extend.etcd.connection
-the GPU plugin
+the GPU plugin: its table, record and node verbs (gpu/node_verbs uses capacity.ratio)
     resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
-the storage plugin (its record decodes volumes, disks and bindings)
+    resource_extend.gpu.node_verbs resource_extend.capacity
+the storage plugin: its table, record (which decodes volumes, disks and bindings) and node verbs
     resource_extend.storage resource_extend.storage.verbs resource_extend.storage.record
     resource_extend.storage.size resource_extend.storage.disk
     resource_extend.storage.volume resource_extend.storage.binding resource_extend.storage.plan
-    resource_extend.storage.workload resource_extend.storage.request
-storage node verbs, imported when one runs
-    resource_extend.storage.node_verbs
-storage calculate verbs, imported when one runs
-    resource_extend.storage.calculate_verbs resource_extend.storage.scheduler
-the deploy count and target node shared by both plugins' calculate verbs (gpu/verbs imports it)
+    resource_extend.storage.workload resource_extend.storage.request resource_extend.storage.node_verbs
+metrics, imported when get-metrics or get-metrics-description runs
+    resource_extend.metrics resource_extend.gpu.metrics resource_extend.storage.metrics
+calculate verbs and their schedulers, imported when one runs
+    resource_extend.gpu.calculate_verbs resource_extend.gpu.scheduler resource_extend.storage.calculate_verbs
+    resource_extend.storage.scheduler
     resource_extend.deploy
 from __future__ import annotations, in every module
     __future__
@@ -73,7 +73,7 @@ re: decoding.py (Go's number syntax), etcd/endpoints.py, yamlsubset.py
     re re._casefix re._compiler re._constants re._parser _sre enum copyreg
 socket: etcd/connection.py (the gateway's HTTP connection); selectors brings collections.abc
     socket _socket select selectors errno array collections.abc
-base64: etcd/gateway.py (the gateway speaks base64), gpu/verbs.py
+base64: etcd/gateway.py (the gateway speaks base64), gpu/node_verbs.py
     base64 binascii struct _struct
 math: params.py, decoding.py
     math
@@ -180,6 +180,26 @@ def test_a_call_imports_only_the_modules_in_the_budget(
     assert stderr == b"" and stdout, stderr  # the call itself succeeded
     extra = sorted(m for m in modules.keys() - bare.keys() if m not in BUDGET and not m.startswith(VALIDATORS))
     assert not extra, f"{plugin} {verb} imports modules outside the budget in tests/test_import_budget.py: {extra}"
+
+
+NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.storage.calculate_verbs",
+                      "resource_extend.gpu.scheduler", "resource_extend.gpu.calculate_verbs",
+                      "resource_extend.deploy", "resource_extend.metrics", "resource_extend.gpu.metrics",
+                      "resource_extend.storage.metrics"}  # fmt: skip
+
+
+@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage"])
+def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # The verb tables name calculate verbs and metrics through a LazyModule: importing one eagerly fails here.
+    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
+    )
+    assert stderr == b"" and stdout, stderr
+    assert not NOT_FOR_NODE_VERBS & modules.keys()
 
 
 @pytest.mark.parametrize("plugin", ["gpu", "storage"])

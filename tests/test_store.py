@@ -11,7 +11,7 @@ from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.etcd.kv import prefix_end
-from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.gpu.record import GpuRecord
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
 
@@ -28,7 +28,7 @@ def transport(request: pytest.FixtureRequest) -> str:
 def store_for(etcd: DevEtcd, prefix: str, transport: str = "gateway", **kw: object) -> NodeStore[GpuRecord]:
     config = EtcdConfig(machines=(etcd.url,), prefix=prefix, transport=transport, **kw)  # type: ignore[arg-type]
     kv = transports.open(config)
-    return NodeStore(kv, prefix, "gpu", GpuRecords())
+    return NodeStore(kv, prefix, "gpu", GpuRecord)
 
 
 def test_key_is_prefix_plus_plugin_directory_by_plain_concatenation(etcd: DevEtcd, prefix: str, transport: str) -> None:
@@ -137,7 +137,7 @@ def test_unreadable_stored_record_is_a_clear_error(etcd: DevEtcd, prefix: str, t
 def test_next_machine_is_tried_when_the_first_refuses(etcd: DevEtcd, prefix: str, transport: str) -> None:
     dead = f"http://127.0.0.1:{free_port()}"
     kv = transports.open(EtcdConfig(machines=(dead, etcd.url), prefix=prefix, transport=transport))
-    store = NodeStore(kv, prefix, "gpu", GpuRecords())
+    store = NodeStore(kv, prefix, "gpu", GpuRecord)
     store.put("n1", GpuRecord({"a": 1}, {}))
     assert store.get("n1").capacity == {"a": 1}
 
@@ -146,7 +146,7 @@ def test_no_reachable_machine_names_every_endpoint_tried(prefix: str, transport:
     dead = (f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}")
     kv = transports.open(EtcdConfig(machines=dead, prefix=prefix, transport=transport))
     with pytest.raises(StoreUnavailable) as caught:
-        NodeStore(kv, prefix, "gpu", GpuRecords()).get("n1")
+        NodeStore(kv, prefix, "gpu", GpuRecord).get("n1")
     assert all(url in str(caught.value) for url in dead)
 
 
@@ -213,7 +213,7 @@ def test_a_guarded_write_whose_answer_is_lost_is_applied_exactly_once(
     etcd: DevEtcd, prefix: str, applied: bool
 ) -> None:
     kv = LostAnswers(EtcdConfig(machines=(etcd.url,), prefix=prefix), apply=applied)
-    store = NodeStore(kv, prefix, "gpu", GpuRecords())
+    store = NodeStore(kv, prefix, "gpu", GpuRecord)
     store_for(etcd, prefix, "gateway").put("n1", GpuRecord({"a": 10}, {"a": 1}))
     done = store.update(
         "n1", lambda r: GpuRecord(r.capacity, {"a": (r.usage or {})["a"] + 1}) if r else GpuRecord({}, {})

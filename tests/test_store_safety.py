@@ -80,7 +80,7 @@ class Keyspace:
         try:
             settings_ = config.load(self.plugin, str(self.folder / f"{self.plugin}.yaml"))
             validation.check(self.plugin, verb, "request", request)
-            result = found.handler()(Call(plugin, verb, request, settings_))
+            result = found.run(Call(plugin, verb, request, settings_))
             validation.check(self.plugin, verb, "response", result)
             json.dumps(result, allow_nan=False)
         except PluginError as exc:

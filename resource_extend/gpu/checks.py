@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from resource_extend.diagnosis import (
-    ABOVE_CAPACITY,
-    NEGATIVE,
-    NO_CAPACITY,
-    SET_CAPACITY,
-    Finding,
-    GoType,
-)
+from resource_extend.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, SET_CAPACITY, Finding, GoType
 from resource_extend.gpu.prodmap import MaybeMap
 from resource_extend.gpu.record import GpuRecord
 

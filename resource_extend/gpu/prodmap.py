@@ -13,7 +13,13 @@ from resource_extend.params import strict_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypedDict
+
+    class ProdMapJSON(TypedDict):
+        """The wire and stored shape of a card-count map."""
+
+        prod_count_map: dict[str, int] | None
+
 
 ProdMap = dict[str, int]
 MaybeMap = ProdMap | None
@@ -75,6 +81,6 @@ def parse(resource: Mapping[str, Any] | None, where: str) -> MaybeMap:
     return {product: strict_int(k, f"{where}.prod_count_map[{product!r}]") for product, k in raw.items()}
 
 
-def to_json(m: MaybeMap) -> dict[str, Any]:
+def to_json(m: MaybeMap) -> ProdMapJSON:
     """The wire shape; map keys sorted as Go's encoder writes them."""
     return {"prod_count_map": None if m is None else {p: m[p] for p in sorted(m)}}

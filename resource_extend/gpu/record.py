@@ -1,17 +1,23 @@
-"""The GPU node record stored in etcd: ``{"capacity": {"prod_count_map": …}, "usage": {…}}``."""
+"""The GPU node record stored in etcd: ``{"capacity": {"prod_count_map": …}, "usage": {…}}``, and how a
+set-node-resource-* call or the node's workloads change its sides."""
 
 from __future__ import annotations
 
+from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.params import int64_problem
-from resource_extend.store import JsonRecords
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable, TypedDict
 
-    from resource_extend.gpu.prodmap import MaybeMap
+    from resource_extend.gpu.prodmap import MaybeMap, ProdMap, ProdMapJSON
+
+    class GpuRecordJSON(TypedDict):
+        capacity: ProdMapJSON
+        usage: ProdMapJSON
+
 
 SIDES = ("capacity", "usage")
 
@@ -38,6 +44,23 @@ class GpuRecord:
         return cls({}, {})
 
     @classmethod
+    def decode(cls, data: bytes) -> GpuRecord:
+        return cls.from_json(jsonio.load_record(data))
+
+    def encode(self) -> bytes:
+        return jsonio.dump_record(self.to_json())
+
+    def checked(self) -> GpuRecord:
+        """The record itself when it may be written, else a PluginError naming every problem."""
+        found = write_problems(self)
+        if found:
+            raise PluginError("; ".join(found))
+        return self
+
+    def problems(self) -> list[str]:
+        return problems(self)
+
+    @classmethod
     def from_json(cls, doc: Any) -> GpuRecord:
         # Reading overlays the stored JSON on an empty record: a missing side reads as empty.
         if not isinstance(doc, dict):
@@ -53,7 +76,7 @@ class GpuRecord:
                 raise PluginError(f"{side} must be an object")
         return cls(sides[0], sides[1])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GpuRecordJSON:
         return {"capacity": prodmap.to_json(self.capacity), "usage": prodmap.to_json(self.usage)}
 
     def available(self) -> prodmap.ProdMap:
@@ -92,22 +115,37 @@ def problems(record: GpuRecord) -> list[str]:
     return found
 
 
-class GpuRecords(JsonRecords[GpuRecord]):
-    """The ``RecordType`` of the node store for GPU records."""
+def combine(origin: MaybeMap, resource: MaybeMap, workloads: list[MaybeMap], delta: bool, incr: bool) -> ProdMap:
+    """The new capacity or usage after a set-node-resource-* call.
 
-    __slots__ = ()
+    Absolute mode (not ``delta``) starts from nothing and always adds; delta mode adds to or subtracts
+    from ``origin``. ``resource`` (the request's, else its ``resource``) wins over ``workloads``.
+    """
+    if not delta:
+        result: ProdMap = {}
+        incr = True
+    else:
+        result = dict(origin or {})
+    op: Callable[[MaybeMap, MaybeMap], ProdMap] = prodmap.add if incr else prodmap.sub
+    if resource is not None:
+        return op(result, resource)
+    for workload in workloads:
+        result = op(result, workload)
+    return result
 
-    def empty(self) -> GpuRecord:
-        return GpuRecord.empty()
 
-    def from_json(self, doc: Any) -> GpuRecord:
-        return GpuRecord.from_json(doc)
-
-    def checked(self, record: GpuRecord) -> GpuRecord:
-        found = write_problems(record)
-        if found:
-            raise PluginError("; ".join(found))
-        return record
-
-    def problems(self, record: GpuRecord) -> list[str]:
-        return problems(record)
+def reconcile_usage(stored: MaybeMap, workloads: list[MaybeMap]) -> tuple[ProdMap, list[str]]:
+    """The usage the workloads on the node add up to, and where the stored usage differs from it."""
+    actual: ProdMap = {}
+    for workload in workloads:
+        actual = prodmap.add(actual, workload)
+    diffs = []
+    if prodmap.count(actual) != prodmap.count(stored):
+        diffs.append(f"node.usage != sum(workload.request): {prodmap.count(stored)} != {prodmap.count(actual)}")
+    usage = stored or {}
+    for product, k in actual.items():
+        if product not in usage:
+            diffs.append(f"{product} not in usage")
+        elif k != usage[product]:
+            diffs.append(f"{product}: actual({k}) != usage({usage[product]})")
+    return actual, diffs

@@ -33,6 +33,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from resource_extend.capacity import DeployCapacity
+    from resource_extend.nodeverbs import Plans, Replan
+
+    WireObject = dict[str, Any]
+
 StorageCall = Call[StorageRecord]
 
 
@@ -180,7 +185,7 @@ def realloc(
 # -- verbs ------------------------------------------------------------------------------------------
 
 
-def get_nodes_deploy_capacity(call: StorageCall) -> Any:
+def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacity:
     nodes = params.bulk_nodenames(call.request)  # decision 13: [] answers an empty map
     request = workload_request(call.request, "workload_resource")
     bound = call.config.max_deploy_count
@@ -189,7 +194,7 @@ def get_nodes_deploy_capacity(call: StorageCall) -> Any:
     )
 
 
-def calculate_deploy(call: StorageCall) -> Any:
+def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
     node = params.nodename(call.request)
     count = deploy_count(call)
     request = workload_request(call.request, "workload_resource_request")
@@ -204,7 +209,7 @@ def calculate_deploy(call: StorageCall) -> Any:
     }
 
 
-def calculate_realloc(call: StorageCall) -> Any:
+def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
     node = params.nodename(call.request)
     request = WorkloadRequest.parse(params.obj(call.request, "workload_resource_request") or {})
     origin = WorkloadResource.from_json(params.obj(call.request, "workload_resource"))

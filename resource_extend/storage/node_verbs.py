@@ -1,4 +1,4 @@
-"""The storage plugin's node verbs: registering nodes and keeping their capacity and usage records.
+"""The storage plugin's node verbs: the ``Kind`` the shared ones in ``nodeverbs`` use, and those only it answers.
 
 Each verb reads its request, works out the new record with the pure functions below and touches the store
 once; a write that depends on what was stored is one guarded step (``NodeStore.update``). Behaviour is
@@ -8,19 +8,22 @@ the reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10, storage
 from __future__ import annotations
 
 from resource_extend import params
-from resource_extend.errors import NodeNotExists, PluginError
+from resource_extend.errors import PluginError
 from resource_extend.params import JSONObject
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import NodeRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
-from resource_extend.store import check_node_name
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from resource_extend.nodeverbs import BeforeAfter, MostIdle
+    from resource_extend.storage.record import NodeResourceJSON
 
 StorageCall = Call[StorageRecord]
+
+# get-most-idle-node does not compare storage nodes: the first one named wins, with this priority.
+PRIORITY = 1
 
 
 # -- pure helpers ------------------------------------------------------------------------------------
@@ -86,10 +89,6 @@ def check_rm_disks(request: NodeRequest | None, delta: bool) -> None:
         raise PluginError(f'invalid engine args: rm-disks "{removed}" cannot be used with delta')
 
 
-def resource_info(record: StorageRecord, diffs: list[str]) -> JSONObject:
-    return {**record.to_json(), "diffs": diffs}
-
-
 def _usage(record: StorageRecord) -> NodeResource:
     return record.usage if record.usage is not None else NodeResource()
 
@@ -98,29 +97,31 @@ def _capacity(record: StorageRecord) -> NodeResource:
     return record.capacity if record.capacity is not None else NodeResource()
 
 
+# -- the kind: what the shared node verbs in nodeverbs need to know of storage records ----------------
+
+
+def new_record(request: JSONObject, info: JSONObject) -> StorageRecord:
+    capacity = NodeRequest.parse(params.obj(request, "resource") or {}).capacity_for_add(storage_total(info))
+    return StorageRecord(capacity, NodeResource())
+
+
+def given_record(request: JSONObject) -> StorageRecord:
+    # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
+    # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
+    # volume total again, so each rollback grew the node.
+    capacity = stored_form(params.obj(request, "capacity"), "capacity")
+    return StorageRecord(capacity, stored_form(params.obj(request, "usage"), "usage"))
+
+
+def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[StorageRecord, list[str]]:
+    computed, diffs = reconcile_usage(_usage(record), held)
+    return StorageRecord(record.capacity, computed), diffs
+
+
 # -- verbs ------------------------------------------------------------------------------------------
 
 
-def add_node(call: StorageCall) -> Any:
-    node = params.nodename(call.request)
-    info = params.engine_info(call.request)
-    # The reference checks for an existing record before it reads the request; an unreadable record
-    # exists too (set-node-resource-info or remove-node replaces it).
-    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
-    if call.store.exists(node):
-        raise PluginError(f"node already exists: {node}")
-    request = NodeRequest.parse(params.obj(call.request, "resource") or {})
-    capacity = request.capacity_for_add(storage_total(info))
-    stored = call.store.create(node, StorageRecord(capacity, NodeResource()))
-    return {"capacity": _capacity(stored).to_json(), "usage": _usage(stored).to_json()}
-
-
-def remove_node(call: StorageCall) -> Any:
-    call.store.delete(params.nodename(call.request))
-    return {}
-
-
-def set_node_resource_capacity(call: StorageCall) -> Any:
+def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     node = params.nodename(call.request)
     delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
     restored = rollback_resource(call.request.get("resource"), call.request.get("resource_request"), delta, incr)
@@ -141,7 +142,7 @@ def set_node_resource_capacity(call: StorageCall) -> Any:
     return {"before": before.to_json(), "after": _capacity(done.after).to_json()}
 
 
-def set_node_resource_usage(call: StorageCall) -> Any:
+def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     node = params.nodename(call.request)
     delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
     request = request_param(call.request, "resource_request")
@@ -157,46 +158,6 @@ def set_node_resource_usage(call: StorageCall) -> Any:
     return {"before": before.to_json(), "after": _usage(done.after).to_json()}
 
 
-def set_node_resource_info(call: StorageCall) -> Any:
-    node = params.nodename(call.request)
-    capacity = stored_form(params.obj(call.request, "capacity"), "capacity")
-    usage = stored_form(params.obj(call.request, "usage"), "usage")
-    # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
-    # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
-    # volume total again, so each rollback grew the node.
-    call.store.put(node, StorageRecord(capacity, usage))
-    return {}
-
-
-def get_node_resource_info(call: StorageCall) -> Any:
-    node = params.nodename(call.request)
-    try:
-        record = call.store.get(node)
-    except NodeNotExists:
-        return None  # the reference answers null for a node it has no record of
-    _, diffs = reconcile_usage(_usage(record), workloads(call.request))
-    return resource_info(record, diffs)
-
-
-def fix_node_resource(call: StorageCall) -> Any:
-    node = params.nodename(call.request)
-    held = workloads(call.request)
-
-    def change(stored: StorageRecord | None) -> StorageRecord:
-        if stored is None:
-            raise NodeNotExists(node)
-        computed, diffs = reconcile_usage(_usage(stored), held)
-        return StorageRecord(stored.capacity, computed) if diffs else stored
-
-    try:
-        done = call.store.update(node, change)
-    except NodeNotExists:
-        return None  # decision 13: like get-node-resource-info, and nothing is written
-    assert done.before is not None
-    _, diffs = reconcile_usage(_usage(done.before), held)
-    return resource_info(done.after, diffs)
-
-
-def get_nodes_resource_info(call: StorageCall) -> Any:
-    records = call.store.get_many(params.bulk_nodenames(call.request))
-    return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}
+def get_most_idle_node(call: StorageCall) -> MostIdle:
+    # The reference does not weigh storage nodes against each other and reads no record.
+    return {"nodename": params.nodenames(call.request)[0], "priority": PRIORITY}

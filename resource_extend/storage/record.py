@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from resource_extend import decoding
+from resource_extend import decoding, jsonio
 from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
 from resource_extend.storage.disk import (
@@ -35,7 +35,19 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypedDict
+
+    class NodeResourceJSON(TypedDict):
+        """The wire and stored shape of a node's capacity or usage."""
+
+        volumes: Volumes | None
+        disks: list[dict[str, Any]] | None
+        storage: int
+
+    class StorageRecordJSON(TypedDict):
+        capacity: NodeResourceJSON | None
+        usage: NodeResourceJSON | None
+
 
 # What NodeResource() starts with when a side is not given: fresh empties, since None means null.
 _FRESH: Any = object()
@@ -67,7 +79,7 @@ class NodeResource(Fields):
         """What one workload holds: its planned volumes, requested storage and requested disk quotas."""
         return cls(workload.volume_plan_request.volumes(), workload.disks_request, workload.storage_request)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NodeResourceJSON:
         return {
             "volumes": volumes_to_json(self.volumes),
             "disks": disks_to_json(self.disks),
@@ -116,11 +128,31 @@ class StorageRecord(Fields):
         return cls(NodeResource(), NodeResource())
 
     @classmethod
+    def decode(cls, data: bytes) -> StorageRecord:
+        """A stored record; one without a capacity is refused, one without a usage gets a nothing-used one."""
+        record = cls.from_json(jsonio.load_record(data))
+        # No answer about a node can be given without its capacity, and no write would keep it (the
+        # reference's "invalid capacity"): such a record was written by something else (decision 9).
+        if record.capacity is None:
+            raise PluginError("capacity is missing or null")
+        # A missing usage reads as what the next write stores for it: nothing used on any device.
+        return record if record.usage is not None else cls(record.capacity, synthesized_usage(record.capacity))
+
+    def encode(self) -> bytes:
+        return jsonio.dump_record(self.to_json())
+
+    def checked(self) -> StorageRecord:
+        return self.validated()
+
+    def problems(self) -> list[str]:
+        return problems(self)
+
+    @classmethod
     def from_json(cls, value: Any) -> StorageRecord:
         source = decoding.object_or_none(value, "storage record") or {}
         return cls(_resource_or_none(source, "capacity"), _resource_or_none(source, "usage"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StorageRecordJSON:
         return {
             "capacity": None if self.capacity is None else self.capacity.to_json(),
             "usage": None if self.usage is None else self.usage.to_json(),

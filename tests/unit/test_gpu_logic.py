@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
-from resource_extend.gpu.record import GpuRecord, GpuRecords
-from resource_extend.gpu.verbs import MAX_CAPACITY, allocate, calc, node_capacity, usage_diffs
+from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
+from resource_extend.gpu.scheduler import MAX_CAPACITY, allocate, node_deploy_capacity
 
 FULL = GpuRecord({"nvidia-3070": 4, "nvidia-3090": 4}, {})
 maps = st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-5, 5))
@@ -72,7 +72,7 @@ def test_parse_of_absent_object_or_key_is_no_map() -> None:
     ],
 )
 def test_node_capacity_matches_the_reference_table(request_map: dict[str, int], capacity: int, rate: float) -> None:
-    got, usage, got_rate = node_capacity(FULL, request_map)
+    got, usage, got_rate = node_deploy_capacity(FULL, request_map)
     assert got == capacity
     assert usage == 0
     if rate is not None:
@@ -81,28 +81,29 @@ def test_node_capacity_matches_the_reference_table(request_map: dict[str, int], 
 
 def test_node_capacity_truncates_negative_availability_toward_zero() -> None:
     over = GpuRecord({"a": 1}, {"a": 4})
-    assert node_capacity(over, {"a": 2})[0] == -1  # Go: -3 / 2 == -1; excluded because <= 0
+    assert node_deploy_capacity(over, {"a": 2})[0] == -1  # Go: -3 / 2 == -1; excluded because <= 0
 
 
-def test_calc_absolute_ignores_origin_and_incr() -> None:
-    assert calc({"a": 1}, None, [], {"a": 5}, delta=False, incr=False) == {"a": 1}
-    assert calc(None, None, [], {"a": 5}, delta=False, incr=True) == {}
+def test_combine_absolute_ignores_origin_and_incr() -> None:
+    assert combine({"a": 5}, {"a": 1}, [], delta=False, incr=False) == {"a": 1}
+    assert combine({"a": 5}, None, [], delta=False, incr=True) == {}
 
 
-def test_calc_delta_applies_only_the_first_present_source() -> None:
-    assert calc({"a": 1}, {"a": 10}, [{"a": 100}], {"a": 5}, delta=True, incr=True) == {"a": 6}
-    assert calc(None, {"a": 2}, [{"a": 100}], {"a": 5}, delta=True, incr=False) == {"a": 3}
-    assert calc(None, None, [{"a": 1}, {"b": 2}], {"a": 5}, delta=True, incr=True) == {"a": 6, "b": 2}
+def test_combine_delta_applies_the_resource_else_the_workloads() -> None:
+    assert combine({"a": 5}, {"a": 1}, [{"a": 100}], delta=True, incr=True) == {"a": 6}
+    assert combine({"a": 5}, {"a": 2}, [{"a": 100}], delta=True, incr=False) == {"a": 3}
+    assert combine({"a": 5}, None, [{"a": 1}, {"b": 2}], delta=True, incr=True) == {"a": 6, "b": 2}
 
 
-def test_usage_diffs_report_total_and_each_mismatched_product() -> None:
-    diffs = usage_diffs({"a": 1, "b": 3}, {"a": 2, "c": 1})
+def test_reconcile_usage_sums_the_workloads_and_reports_each_mismatched_product() -> None:
+    actual, diffs = reconcile_usage({"a": 1, "b": 3}, [{"a": 2}, {"c": 1}])
+    assert actual == {"a": 2, "c": 1}
     assert diffs == [
         "node.usage != sum(workload.request): 4 != 3",
         "a: actual(2) != usage(1)",
         "c not in usage",
     ]
-    assert usage_diffs({"a": 1}, {"a": 1}) == []
+    assert reconcile_usage({"a": 1}, [{"a": 1}]) == ({"a": 1}, [])
 
 
 def test_allocate_fails_the_whole_call_when_any_product_runs_short() -> None:
@@ -114,7 +115,7 @@ def test_allocate_fails_the_whole_call_when_any_product_runs_short() -> None:
 
 
 def test_record_round_trips_the_stored_bytes() -> None:
-    records = GpuRecords()
+    records = GpuRecord
     stored = b'{"capacity":{"prod_count_map":{"nvidia-3070":4,"nvidia-3090":4}},"usage":{"prod_count_map":{}}}'
     assert records.encode(records.decode(stored)) == stored
     null_side = b'{"capacity":{"prod_count_map":null},"usage":{"prod_count_map":{"a":1}}}'
@@ -122,9 +123,9 @@ def test_record_round_trips_the_stored_bytes() -> None:
 
 
 def test_record_reading_fills_a_missing_side_with_empty() -> None:
-    assert GpuRecords().decode(b'{"capacity":{"prod_count_map":{"a":1}}}') == GpuRecord({"a": 1}, {})
+    assert GpuRecord.decode(b'{"capacity":{"prod_count_map":{"a":1}}}') == GpuRecord({"a": 1}, {})
 
 
 def test_record_check_names_the_side_that_is_invalid() -> None:
     with pytest.raises(PluginError, match="invalid usage: count is less than or equal to zero"):
-        GpuRecords().checked(GpuRecord({"a": 1}, {"a": -1}))
+        GpuRecord.checked(GpuRecord({"a": 1}, {"a": -1}))

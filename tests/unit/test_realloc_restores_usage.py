@@ -6,8 +6,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
+from resource_extend.gpu import record as gpu_record
 from resource_extend.gpu.record import GpuRecord
-from resource_extend.gpu.verbs import allocate, calc, realloc_plan
+from resource_extend.gpu.scheduler import allocate, realloc_plan
 from resource_extend.storage.calculate_verbs import deploy, realloc
 from resource_extend.storage.record import NodeResource, StorageRecord, combine
 from resource_extend.storage.request import WorkloadRequest
@@ -30,10 +31,10 @@ def test_gpu_realloc_giving_back_a_deploy_restores_usage(
         allocate(record.available(), wanted, 1)
     except PluginError:
         assume(False)
-    deployed = GpuRecord(capacity, calc(None, None, [wanted], before, delta=True, incr=True))
+    deployed = GpuRecord(capacity, gpu_record.combine(before, None, [wanted], delta=True, incr=True))
     target, delta = realloc_plan(deployed, wanted, {p: -k for p, k in wanted.items()})
     assert target == {}
-    assert calc(None, delta, [], deployed.usage, delta=True, incr=True) == before
+    assert gpu_record.combine(deployed.usage, delta, [], delta=True, incr=True) == before
 
 
 def nonzero(resource: NodeResource) -> dict[str, int]:

@@ -15,11 +15,10 @@ from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.gpu import record as gpu
-from resource_extend.gpu.record import GpuRecord, GpuRecords
+from resource_extend.gpu.record import GpuRecord
 from resource_extend.storage import record as storage
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.verbs import StorageRecords
 
 INT64_MAX = 2**63 - 1
 numbers = st.integers(-3, 3) | st.integers(INT64_MAX - 1, INT64_MAX + 2) | st.integers(-(2**63) - 2, -(2**63) + 1)
@@ -32,7 +31,7 @@ def test_gpu_checked_refuses_exactly_what_write_problems_names(
     capacity: dict[str, int] | None, usage: dict[str, int] | None
 ) -> None:
     record = GpuRecord(capacity, usage)
-    records = GpuRecords()
+    records = GpuRecord
     found = gpu.write_problems(record)
     assert set(found) <= set(gpu.problems(record))
     if found:
@@ -60,7 +59,7 @@ def test_storage_checked_refuses_exactly_what_write_problems_names(
     capacity: NodeResource, usage: NodeResource | None
 ) -> None:
     record = StorageRecord(capacity, usage)
-    records = StorageRecords()
+    records = StorageRecord
     found = storage.write_problems(record)
     assert set(found) <= set(storage.problems(record))
     if found:
@@ -126,10 +125,10 @@ def test_storage_problems_name_numbers_past_int64_on_every_field() -> None:
 
 
 def test_each_plugins_record_type_offers_problems() -> None:
-    # A check of the whole store can go through the plugin's table: plugin.records.problems(record).
+    # A check of the whole store can go through the plugin's table: plugin.record.problems(record).
     from resource_extend.gpu.verbs import PLUGIN as GPU
     from resource_extend.storage.verbs import PLUGIN as STORAGE
 
-    assert GPU.records.problems(GpuRecord({"a": 1}, {"a": 2}))
-    assert STORAGE.records.problems(_storage({"storage": 1}, {"storage": 2}))
-    assert GPU.records.problems(GPU.records.decode(b'{"capacity":{"prod_count_map":{"a":1}}}')) == []
+    assert GPU.record.problems(GpuRecord({"a": 1}, {"a": 2}))
+    assert STORAGE.record.problems(_storage({"storage": 1}, {"storage": 2}))
+    assert GPU.record.problems(GPU.record.decode(b'{"capacity":{"prod_count_map":{"a":1}}}')) == []

@@ -118,11 +118,11 @@ def _node_request(given: dict[str, Any]) -> dict[str, Any]:
 
 def _skip_empty(given: dict[str, Any]) -> dict[str, Any]:
     request = NodeRequest.parse(given["request"]).skip_empty(NodeResource.from_json(given["origin"]))
-    return request.as_resource().to_json()
+    return dict(request.as_resource().to_json())
 
 
 def _validate_record(given: dict[str, Any]) -> dict[str, Any]:
-    return StorageRecord.from_json(given).validated().to_json()
+    return dict(StorageRecord.from_json(given).validated().to_json())
 
 
 def _validate_workload_request(given: dict[str, Any]) -> dict[str, Any]:

@@ -16,10 +16,11 @@ from resource_extend.storage.calculate_verbs import (
     node_deploy_capacity,
     realloc,
 )
+from resource_extend.storage.metrics import metric_rows
 from resource_extend.storage.node_verbs import new_capacity, storage_total, stored_form
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.request import NodeRequest, WorkloadRequest
-from resource_extend.storage.verbs import PLUGIN, StorageRecords, metric_rows
+from resource_extend.storage.verbs import PLUGIN
 from resource_extend.storage.workload import WorkloadResource
 
 TiB, GiB = 1 << 40, 1 << 30
@@ -55,29 +56,29 @@ def request(**keys: Any) -> WorkloadRequest:
 
 def test_records_are_written_as_compact_json_in_the_reference_field_order() -> None:
     record = StorageRecord(NodeResource({"/b": 2, "/a": 1}, [], 3), NodeResource())
-    data = StorageRecords().encode(record)
+    data = StorageRecord.encode(record)
     assert data == (
         b'{"capacity":{"volumes":{"/a":1,"/b":2},"disks":[],"storage":3},"usage":{"volumes":{},"disks":[],"storage":0}}'
     )
-    assert StorageRecords().decode(data) == record
+    assert StorageRecord.decode(data) == record
 
 
 def test_a_record_that_is_not_json_is_a_plugin_error() -> None:
     with pytest.raises(PluginError, match="invalid JSON"):
-        StorageRecords().decode(b"{nope")
+        StorageRecord.decode(b"{nope")
 
 
 def test_records_are_validated_before_they_are_written() -> None:
-    checked = StorageRecords().checked(
+    checked = StorageRecord.checked(
         StorageRecord.from_json({"capacity": {"disks": [VDB, VDA], "storage": 0}, "usage": {"storage": 0}})
     )
     assert [d.device for d in capacity_of(checked).disks or ()] == ["/dev/vda", "/dev/vdb"]
     with pytest.raises(PluginError, match="invalid storage"):
-        StorageRecords().checked(StorageRecord(NodeResource(storage=-1), NodeResource()))
+        StorageRecord.checked(StorageRecord(NodeResource(storage=-1), NodeResource()))
 
 
 def test_the_empty_record_is_what_an_unknown_node_reads_as() -> None:
-    assert StorageRecords().empty().to_json() == {
+    assert StorageRecord.empty().to_json() == {
         "capacity": {"volumes": {}, "disks": [], "storage": 0},
         "usage": {"volumes": {}, "disks": [], "storage": 0},
     }
@@ -277,4 +278,4 @@ def test_the_verb_table_matches_the_gpu_plugin() -> None:
     assert PLUGIN.advertised() == GPU.advertised()
     assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None
     remap = PLUGIN.verb("calculate-remap")
-    assert remap is not None and json.dumps(remap.handler()(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]
+    assert remap is not None and json.dumps(remap.run(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 @pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
 def test_every_verb_resolves_to_a_callable_handler(plugin: Plugin[Any]) -> None:
     for verb in plugin.verbs:
-        assert callable(verb.handler()), verb.name
+        assert callable(verb.run), verb.name
 
 
 def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
@@ -29,3 +30,13 @@ def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
     )
     assert GPU.advertised() == STORAGE.advertised() == expected
     assert "calculate-remap" in [v.name for v in GPU.verbs] and "calculate-remap" in [v.name for v in STORAGE.verbs]
+
+
+@pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
+def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[Any]) -> None:
+    # The table reaches these through a LazyModule, so a missing name would only fail when core calls it.
+    calculate = importlib.import_module(f"resource_extend.{plugin.name}.calculate_verbs")
+    for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc"):
+        assert callable(getattr(calculate, name)), name
+    assert callable(plugin.metrics.metric_rows)
+    assert [row["name"] for row in plugin.metrics.METRICS_DESCRIPTION]

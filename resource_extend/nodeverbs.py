@@ -1,0 +1,238 @@
+"""The node verbs both plugins answer alike, written once; each plugin's ``node_verbs`` module is its ``Kind``.
+
+The shared part is the protocol: reading ``nodename``/``nodenames``, the "already exists" check before
+add-node reads its request, ``null`` for a node without a record (get-node-resource-info and, decision 13,
+fix-node-resource), the shape of each answer, the get-metrics loop and calculate-remap's no-op. What a
+record holds is the kind's: the record add-node creates and set-node-resource-info stores, the workloads
+a request carries, and the usage they add up to and where it differs; a node's metric rows are the
+plugin's ``metrics`` module's.
+"""
+
+from __future__ import annotations
+
+from resource_extend import params
+from resource_extend.errors import NodeNotExists, PluginError
+from resource_extend.store import check_node_name
+from resource_extend.verb import Call, Verb
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Generic, Protocol, TypedDict, TypeVar
+
+    from resource_extend.metrics import MetricDescription, MetricRow
+    from resource_extend.params import JSONObject
+    from resource_extend.store import Record, RecordJSON
+
+    R = TypeVar("R", bound=Record)
+    R_in = TypeVar("R_in", bound=Record, contravariant=True)
+    H = TypeVar("H")
+    S = TypeVar("S")
+    E = TypeVar("E")
+    W = TypeVar("W")
+
+    class Kind(Protocol[R, H]):
+        """What one plugin's records hold, as the shared node verbs need it: the plugin's ``node_verbs``
+        module is its kind. ``H`` is what a request's workloads parse into."""
+
+        def new_record(self, request: JSONObject, info: JSONObject) -> R:
+            """The record add-node creates: the request's capacity, else the engine's report; nothing used."""
+
+        def given_record(self, request: JSONObject) -> R:
+            """The record set-node-resource-info stores, from the request's ``capacity`` and ``usage``."""
+
+        def workloads(self, request: JSONObject) -> H:
+            """The request's ``workloads_resource``: what the workloads on the node hold."""
+
+        def reconcile(self, record: R, held: H) -> tuple[R, list[str]]:
+            """The record with its usage recomputed from ``held``, and where the stored usage differs."""
+
+    class Metrics(Protocol[R_in]):
+        """A plugin's ``metrics`` module, imported only when get-metrics or its description runs."""
+
+        METRICS_DESCRIPTION: list[MetricDescription]
+
+        def metric_rows(self, pod: str, node: str, record: R_in) -> list[MetricRow]:
+            """The node's get-metrics rows."""
+
+    class CalculateVerbs(Protocol[R]):
+        """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
+
+        def get_nodes_deploy_capacity(self, call: Call[R]) -> Any: ...
+
+        def calculate_deploy(self, call: Call[R]) -> Any: ...
+
+        def calculate_realloc(self, call: Call[R]) -> Any: ...
+
+    class NodeInfo(TypedDict):
+        """get-node-resource-info's and fix-node-resource's answer: the record's two sides and the diffs."""
+
+        capacity: Any
+        usage: Any
+        diffs: list[str]
+
+    class NodesInfo(TypedDict):
+        node_resource_info_map: dict[str, RecordJSON]
+
+    class Empty(TypedDict):
+        pass
+
+    class BeforeAfter(TypedDict, Generic[S]):
+        """set-node-resource-capacity's and set-node-resource-usage's answer: the side before and after."""
+
+        before: S
+        after: S
+
+    class MostIdle(TypedDict):
+        nodename: str
+        priority: int
+
+    class Plans(TypedDict, Generic[E, W]):
+        """calculate-deploy's answer: per new workload, its engine params and its workload resource."""
+
+        engines_params: list[E]
+        workloads_resource: list[W]
+
+    class Replan(TypedDict, Generic[E, S, W]):
+        """calculate-realloc's answer; ``S`` is the change to the node's usage."""
+
+        engine_params: E
+        delta_resource: S
+        workload_resource: W
+
+    class Remap(TypedDict):
+        engine_params_map: dict[str, Any]
+
+
+def add_node(call: Call[R]) -> RecordJSON:
+    node = params.nodename(call.request)
+    info = params.engine_info(call.request)
+    # The reference checks for an existing record before it reads the request's resources; an
+    # unreadable record exists too (set-node-resource-info or remove-node replaces it).
+    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
+    if call.store.exists(node):
+        raise PluginError(f"node already exists: {node}")
+    return call.store.create(node, call.plugin.kind.new_record(call.request, info)).to_json()
+
+
+def remove_node(call: Call[R]) -> Empty:
+    call.store.delete(params.nodename(call.request))
+    return {}
+
+
+def set_node_resource_info(call: Call[R]) -> Empty:
+    node = params.nodename(call.request)
+    call.store.put(node, call.plugin.kind.given_record(call.request))
+    return {}
+
+
+def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
+    node = params.nodename(call.request)
+    try:
+        record = call.store.get(node)
+    except NodeNotExists:
+        return None  # the reference answers null for a node it has no record of
+    # Read before the workloads are parsed, as the reference does: an unknown node is null whatever they hold.
+    held = call.plugin.kind.workloads(call.request)
+    return _info(record, call.plugin.kind.reconcile(record, held)[1])
+
+
+def fix_node_resource(call: Call[R]) -> NodeInfo | None:
+    node = params.nodename(call.request)
+    kind = call.plugin.kind
+    held = kind.workloads(call.request)
+
+    def change(stored: R | None) -> R:
+        if stored is None:
+            raise NodeNotExists(node)
+        fixed, diffs = kind.reconcile(stored, held)
+        return fixed if diffs else stored
+
+    try:
+        done = call.store.update(node, change)
+    except NodeNotExists:
+        return None  # decision 13: like get-node-resource-info, and nothing is written
+    assert done.before is not None
+    return _info(done.after, kind.reconcile(done.before, held)[1])
+
+
+def _info(record: Record, diffs: list[str]) -> NodeInfo:
+    return {**record.to_json(), "diffs": diffs}
+
+
+def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
+    records = call.store.get_many(params.bulk_nodenames(call.request))
+    return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}
+
+
+def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
+    return call.plugin.metrics.METRICS_DESCRIPTION
+
+
+def get_metrics(call: Call[R]) -> list[MetricRow]:
+    from resource_extend.metrics import metrics_nodes  # like the plugin's rows: no other verb needs it
+
+    nodes = metrics_nodes(call.request)
+    records = call.store.get_many([name for _, name in nodes]) if nodes else {}
+    rows = []
+    for pod, name in nodes:
+        rows += call.plugin.metrics.metric_rows(pod, name, records[name])
+    return rows
+
+
+def calculate_remap(call: Call[R]) -> Remap:
+    """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
+    return {"engine_params_map": {}}
+
+
+# Every verb core calls, in the reference's order: what `verbs` lists and `--help` shows.
+ORDER = (
+    "get-metrics-description",
+    "get-metrics",
+    "add-node",
+    "remove-node",
+    "get-nodes-deploy-capacity",
+    "set-node-resource-capacity",
+    "get-node-resource-info",
+    "get-nodes-resource-info",
+    "set-node-resource-info",
+    "set-node-resource-usage",
+    "get-most-idle-node",
+    "fix-node-resource",
+    "calculate-deploy",
+    "calculate-realloc",
+    "calculate-remap",
+)
+SHARED: tuple[Verb[Any], ...] = (
+    Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
+    Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
+    Verb("remove-node", "forget a node", remove_node),
+    Verb(
+        "get-node-resource-info", "a node's capacity and usage, checked against its workloads", get_node_resource_info
+    ),
+    Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
+    Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
+    Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
+    # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
+    Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
+)
+
+
+def calculate_verbs(module: CalculateVerbs[R], deploy: str, realloc: str) -> tuple[Verb[R], ...]:
+    """The three planning verbs, each looking its handler up in ``module`` (a ``LazyModule`` at run time,
+    so a node verb never imports it) only when it runs; ``deploy`` and ``realloc`` are their summaries."""
+    return (
+        Verb(
+            "get-nodes-deploy-capacity",
+            "how many workloads of a request fit on each node",
+            lambda call: module.get_nodes_deploy_capacity(call),
+        ),
+        Verb("calculate-deploy", deploy, lambda call: module.calculate_deploy(call)),
+        Verb("calculate-realloc", realloc, lambda call: module.calculate_realloc(call)),
+    )
+
+
+def verb_table(own: tuple[Verb[R], ...]) -> tuple[Verb[R], ...]:
+    """A plugin's whole table: its own verbs and the shared ones, in the reference's order."""
+    verbs = {verb.name: verb for verb in (*SHARED, *own)}
+    assert verbs.keys() == set(ORDER), sorted(verbs.keys() ^ set(ORDER))
+    return tuple(verbs[name] for name in ORDER)
