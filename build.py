@@ -333,6 +333,19 @@ def generated(code: str) -> str:
         code = code.replace(
             "from decimal import Decimal\n", "from resource_extend.schemaerror import NeverDecimal as Decimal\n"
         )
+    # Patterns are looked up in REGEX_PATTERNS; a LazyPatterns answers the schemas' own patterns without
+    # importing re on every call, and compiles any other the first time it is used.
+    if "import re\n" in code:
+        block = re.search(r"^REGEX_PATTERNS = \{\n(.*?)^\}\n", code, re.MULTILINE | re.DOTALL)
+        if block is None:
+            raise SystemExit("build.py: fastjsonschema's generated REGEX_PATTERNS changed; update build.py")
+        entries = re.sub(r"re\.compile\(('(?:[^'\\]|\\.)*')\)", r"\1", block.group(1))
+        if "re." in entries:
+            raise SystemExit("build.py: a pattern fastjsonschema compiles with flags; update build.py")
+        code = code.replace(block.group(0), f"REGEX_PATTERNS = LazyPatterns({{\n{entries}}})\n")
+        code = code.replace("import re\n", "from resource_extend.schemaerror import LazyPatterns\n", 1)
+        if re.search(r"^\s*re\.|[^.\w]re\.", code, re.MULTILINE):
+            raise SystemExit("build.py: the generated code uses re beyond REGEX_PATTERNS; update build.py")
     return header + code + f"\n\nvalidate = {entry.group(1)}\n"
 
 

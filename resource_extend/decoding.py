@@ -9,7 +9,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
-import re
 
 from resource_extend.errors import PluginError
 
@@ -20,10 +19,32 @@ if TYPE_CHECKING:
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-# strconv.ParseInt's base-10 syntax.
-_DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
-# strconv.ParseFloat's decimal syntax; hex floats, digit separators, Inf and NaN are deliberately not accepted.
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+def is_decimal(text: str) -> bool:
+    """strconv.ParseInt's base-10 syntax, ``[+-]?[0-9]+`` in ASCII digits.
+
+    Written by hand rather than as a regular expression: ``re`` would be one more import every call pays.
+    tests/unit/test_decoding_syntax.py holds both functions to the expressions in their docstrings.
+    """
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    return digits.isascii() and digits.isdigit()
+
+
+def is_go_float(text: str) -> bool:
+    """strconv.ParseFloat's decimal syntax, ``[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?``.
+
+    Hex floats, digit separators, Inf and NaN are deliberately not accepted.
+    """
+    if not text.isascii():
+        return False
+    body = text[1:] if text[:1] in ("+", "-") else text
+    head, sep, exponent = body.replace("E", "e").partition("e")
+    if sep and not (exponent[1:] if exponent[:1] in ("+", "-") else exponent).isdigit():
+        return False
+    whole, _, fraction = head.partition(".")
+    if (whole and not whole.isdigit()) or (fraction and not fraction.isdigit()):
+        return False
+    return bool(whole or fraction)
 
 
 def json_kind(value: Any) -> str:
@@ -43,7 +64,7 @@ def json_kind(value: Any) -> str:
 
 def decimal_int64(text: str) -> int | None:
     """``text`` as strconv.ParseInt(text, 10, 64) reads it, or ``None`` when that fails (syntax or range)."""
-    if not _DECIMAL.match(text):
+    if not is_decimal(text):
         return None
     value = int(text)
     return value if INT64_MIN <= value <= INT64_MAX else None
@@ -53,14 +74,14 @@ def parse_int64(text: str) -> int:
     """strconv.ParseInt(text, 10, 64), failing with its own words."""
     value = decimal_int64(text)
     if value is None:
-        why = "value out of range" if _DECIMAL.match(text) else "invalid syntax"
+        why = "value out of range" if is_decimal(text) else "invalid syntax"
         raise PluginError(f'strconv.ParseInt: parsing "{text}": {why}')
     return value
 
 
 def parse_float64(text: str) -> float:
     """strconv.ParseFloat(text, 64) for decimal text, failing with its own words."""
-    if not _FLOAT.match(text):
+    if not is_go_float(text):
         raise PluginError(f'strconv.ParseFloat: parsing "{text}": invalid syntax')
     value = float(text)
     if value in (float("inf"), float("-inf")):

@@ -115,14 +115,26 @@ _plain_scan = scanner()
 def loads(
     data: str | bytes, parse_float: Callable[[str], Any] = float, parse_constant: Callable[[str], Any] | None = None
 ) -> Any:
-    """``json.loads`` for the UTF-8 JSON etcd and the stored records hold: one value, whitespace around it."""
-    text = data.decode("utf-8") if isinstance(data, bytes) else data
-    scan = _plain_scan if parse_float is float and parse_constant is None else scanner(int, parse_float, parse_constant)
-    value, end = scan(text)
-    rest = text[end:].lstrip(_WHITESPACE)
-    if rest:
-        raise DecodeError("Extra data", len(text) - len(rest))
-    return value
+    """``json.loads(data, parse_float=..., parse_constant=...)``, exactly.
+
+    UTF-8 text holding one value reads through the C scanner alone; anything else (another encoding, a BOM,
+    surrogates, malformed JSON) is handed to the json package itself, so its value or its error is json's.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        scan = (
+            _plain_scan
+            if parse_float is float and parse_constant is None
+            else scanner(int, parse_float, parse_constant)
+        )
+        value, end = scan(text)
+        if not text[end:].strip(_WHITESPACE):
+            return value
+    except (ValueError, RecursionError):
+        pass
+    import json
+
+    return json.loads(data, parse_float=parse_float, parse_constant=parse_constant)
 
 
 def _go_numbers(value: Any) -> Any:

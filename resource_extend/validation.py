@@ -7,7 +7,7 @@ first use with fastjsonschema instead. tests/ prove both agree with the ``jsonsc
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 from resource_extend.decoding import INT64_MAX
 from resource_extend.errors import PluginError
@@ -43,8 +43,12 @@ def module_name(verb: str, direction: str) -> str:
 
 def validator(plugin: str, verb: str, direction: str) -> Validator:
     # One small module per verb and direction: a call imports only the two it checks against.
+    name = f"resource_extend._validators_{plugin}.{module_name(verb, direction)}"
     try:
-        module = importlib.import_module(f"resource_extend._validators_{plugin}.{module_name(verb, direction)}")
+        # __import__ rather than importlib.import_module: the importlib package is one more import a call
+        # would pay for (with warnings); the loaded module is then in sys.modules.
+        __import__(name)
+        module = sys.modules[name]
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith(f"resource_extend._validators_{plugin}"):
             raise

@@ -82,9 +82,11 @@ class LazyModule:
         self._name = name
 
     def __getattr__(self, attribute: str) -> Any:
-        import importlib  # already loaded: it is how the interpreter runs a zipapp
+        import sys
 
-        return getattr(importlib.import_module(self._name), attribute)
+        # __import__ rather than importlib.import_module: the default build's start does not load importlib.
+        __import__(self._name)
+        return getattr(sys.modules[self._name], attribute)
 
 
 class Plugin(Generic[R]):

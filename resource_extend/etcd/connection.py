@@ -1,16 +1,19 @@
 """One kept-alive HTTP/1.1 connection to an etcd member: enough of the protocol for the gateway's JSON replies.
 
-The standard library's socket and nothing more: ``http.client`` costs more to import than it would save
-here, and a TLS member's connection is wrapped by tls.py, imported only then.
+The C half of the standard library's socket module (``_socket``) and nothing more: ``http.client`` costs
+more to import than it would save here, and the ``socket`` wrapper imports ``enum`` and ``selectors`` (with
+``collections``), several milliseconds every call pays for nothing. A TLS member's connection is made by
+the ``socket`` module and wrapped by tls.py, imported only then, since ``ssl`` wraps nothing else.
 """
 
 from __future__ import annotations
 
-import contextlib
-import socket
+import _socket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from socket import socket
+
     from resource_extend.config import EtcdConfig
     from resource_extend.etcd.endpoints import Endpoint
 
@@ -19,7 +22,7 @@ class Connection:
     """One kept-alive connection; ``sent`` says whether etcd may have acted on the last request even if its
     answer is lost, which decides whether a guarded write may be sent again."""
 
-    def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
+    def __init__(self, endpoint: Endpoint, sock: _socket.socket | socket) -> None:
         self.endpoint = endpoint
         self.sent = False
         self.answered = False
@@ -30,17 +33,21 @@ class Connection:
     def open(cls, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> Connection:
         # An ASCII host name goes down as bytes: a str makes the socket module import the idna codec.
         host: str | bytes = endpoint.host.encode("ascii") if endpoint.host.isascii() else endpoint.host
-        sock = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if endpoint.tls:
+            import socket  # ssl wraps only the socket module's sockets (and imports it anyway)
+
             from resource_extend.etcd import tls  # only TLS clusters pay for ssl
 
-            sock = tls.wrap(sock, endpoint, config)
-        return cls(endpoint, sock)
+            tcp = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
+            tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return cls(endpoint, tls.wrap(tcp, endpoint, config))
+        return cls(endpoint, _connect(host, endpoint.port, timeout))
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 -- contextlib would be one more import on every call
             self._sock.close()
+        except OSError:
+            pass
 
     def post(self, path: str, body: bytes, token: str | None, timeout: float) -> tuple[int, bytes]:
         self._sock.settimeout(timeout)
@@ -123,7 +130,7 @@ class Connection:
 
 def reason(exc: OSError, client_certificate: bool = False) -> str:
     """Why a connection failed, in the words of configuration.md's Errors section."""
-    if isinstance(exc, socket.timeout):
+    if isinstance(exc, _socket.timeout):
         return "timed out"
     why = getattr(exc, "reason", None)  # ssl.SSLError: what the peer said
     if isinstance(why, str):
@@ -133,3 +140,22 @@ def reason(exc: OSError, client_certificate: bool = False) -> str:
         if alert:
             return alert
     return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _connect(host: str | bytes, port: int, timeout: float) -> _socket.socket:
+    """``socket.create_connection`` on the C socket module: each address in turn, the last error raised."""
+    errors: list[OSError] = []
+    for family, kind, proto, _, address in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
+        sock = _socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            errors[:] = [exc]
+            continue
+        sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+        return sock
+    if errors:
+        raise errors[-1]
+    raise OSError("getaddrinfo returns an empty list")

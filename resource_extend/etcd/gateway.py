@@ -1,14 +1,16 @@
 """``KV`` over etcd's v3 JSON gateway: ``POST /v3/kv/*`` with JSON bodies, the default transport.
 
-The gateway speaks HTTP/1.1 (connection.py), so the whole client is the standard library's socket, json
-and base64; a gRPC client's imports alone cost more than a whole call here (core spawns a process per
-call). Deadlines, retries, endpoint order and the race are policy.py's, shared with the gRPC client.
+The gateway speaks HTTP/1.1 (connection.py), so the whole client is the C halves of the standard
+library's socket, json and base64 (``_socket``, ``_json`` through jsonio, ``binascii``): their Python
+wrappers import ``re``, ``enum`` and more, which would cost every call more than its etcd round trip; a
+gRPC client's imports alone cost more than a whole call here (core spawns a process per call). Deadlines, retries, endpoint order and the race are policy.py's, shared with the gRPC client.
 """
 
 from __future__ import annotations
 
-import base64
-import json
+import binascii
+
+from resource_extend import jsonio
 
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.connection import Connection, reason
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 class GatewayKV:
@@ -78,7 +80,7 @@ class GatewayKV:
         have the request, a lost or transient answer is an ``AmbiguousWrite``, never a second send."""
         policy = self._policy
         policy.start()
-        payload = json.dumps(body).encode()
+        payload = jsonio.compact(body).encode()
         failures: list[str] = []
         for attempt in range(REQUEST_ATTEMPTS):
             if attempt and policy.left() <= 0:
@@ -173,7 +175,7 @@ class GatewayKV:
         return conn, token, early
 
     def _authenticate(self, conn: Connection) -> str:
-        body = json.dumps({"name": self._config.username, "password": self._config.password}).encode()
+        body = jsonio.compact({"name": self._config.username, "password": self._config.password}).encode()
         status, data = conn.post("/v3/auth/authenticate", body, None, self._policy.request_timeout())
         if status != 200:
             message = _message(data)
@@ -184,7 +186,7 @@ class GatewayKV:
                 )
             # Never echo the reply: it is about the credentials.
             raise PluginError(f"etcd authentication failed for user {self._config.username!r} at {conn.endpoint.url}")
-        token = json.loads(data or b"{}").get("token")
+        token = jsonio.loads(data or b"{}").get("token")
         if not isinstance(token, str) or not token:
             raise PluginError(f"etcd authentication at {conn.endpoint.url} returned no token")
         return token
@@ -200,8 +202,8 @@ def _release(found: Greeting) -> None:
 def _entries(reply: dict[str, Any]) -> list[Entry]:
     return [
         Entry(
-            key=base64.b64decode(kv["key"]).decode("utf-8", errors="replace"),
-            value=base64.b64decode(kv.get("value", "")),
+            key=binascii.a2b_base64(kv["key"]).decode("utf-8", errors="replace"),
+            value=binascii.a2b_base64(kv.get("value", "")),
             mod_revision=int(kv.get("mod_revision", 0)),
         )
         for kv in reply.get("kvs") or ()
@@ -219,7 +221,7 @@ def _transient(status: int, data: bytes) -> bool:
 
 def _message(data: bytes) -> str:
     try:
-        doc = json.loads(data or b"{}")
+        doc = jsonio.loads(data or b"{}")
     except ValueError:
         doc = None
     message = (doc.get("message") or doc.get("error")) if isinstance(doc, dict) else None
@@ -228,7 +230,7 @@ def _message(data: bytes) -> str:
 
 def _reply(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
     try:
-        doc = json.loads(data or b"{}")
+        doc = jsonio.loads(data or b"{}")
     except ValueError:
         doc = None
     if status == 200 and isinstance(doc, dict):

@@ -6,10 +6,6 @@ falls back to the engine's ``Resources["gpu"]``, and every read-modify-write is 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-
 from resource_extend import params
 from resource_extend.capacity import ratio
 from resource_extend.gpu import prodmap
@@ -56,6 +52,10 @@ def _reported_gpus(info: JSONObject) -> ProdMap:
     resources = info.get("Resources")
     entry = resources.get("gpu") if isinstance(resources, dict) else None
     if isinstance(entry, str):
+        import base64  # only an add-node carrying the engine's report pays for these
+        import binascii
+        import json
+
         try:
             entry = json.loads(base64.b64decode(entry, validate=True))
         except (binascii.Error, ValueError):

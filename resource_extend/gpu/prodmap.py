@@ -6,13 +6,12 @@ A map is a plain ``dict[str, int]``. ``None`` stands for a map that was never se
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from resource_extend.errors import PluginError
 from resource_extend.params import strict_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, TypedDict
 
     class ProdMapJSON(TypedDict):

@@ -6,11 +6,13 @@ engine form is what a container runtime is given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from resource_extend.errors import InvalidVolume, PluginError
 from resource_extend.storage.disk import Quota, QuotaHolder
 from resource_extend.storage.size import parse_size
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _AUTO = "AUTO"
 _GRAMMAR = "source:destination[:flags[:size[:read_IOPS:write_IOPS:read_BPS:write_BPS]]]"

@@ -6,8 +6,6 @@ list is often both a stored record's and an intermediate result's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from resource_extend import decoding
 from resource_extend.decoding import parse_int64
 from resource_extend.errors import InvalidDisk, PluginError
@@ -16,6 +14,7 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
 

@@ -6,8 +6,6 @@ In JSON a plan is an object keyed by the binding's stored form, e.g.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
 from resource_extend import decoding
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.volume import Volumes, first_volume, volumes_from_json
@@ -15,6 +13,7 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 PlanEntry = tuple[VolumeBinding, Volumes]

@@ -7,8 +7,6 @@ shape, ``null`` fields included; the validation run before every write is the on
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from resource_extend import decoding, jsonio
 from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
@@ -35,6 +33,7 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any, TypedDict
 
     class NodeResourceJSON(TypedDict):

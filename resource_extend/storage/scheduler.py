@@ -16,7 +16,6 @@ with the attempt-by-attempt simulation it replaced (tests/unit/test_capacity_wit
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from resource_extend.capacity import trunc_div
 
@@ -30,6 +29,8 @@ from resource_extend.storage.volume import first_volume
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+
     from resource_extend.storage.record import StorageRecord
 
 # One returned placement: the volume plan and the disk quotas it charges (the workload's disks_request).

@@ -6,8 +6,6 @@ difference between two placements that realloc reports.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from resource_extend import decoding
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import VolumeBinding, bindings_to_json, parse_bindings
@@ -25,6 +23,7 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
 # The key realloc's delta reports its per-device volume change under; core only sums the map.

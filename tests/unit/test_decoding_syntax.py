@@ -1,0 +1,43 @@
+"""decoding's hand-written syntax checks accept exactly what strconv's regular expressions describe.
+
+They replace ``re`` on the call path, so a slip would silently widen or narrow what a request or a
+stored record may hold; this compares them with the expressions over every short string of the
+relevant alphabet and over drawn text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from resource_extend.decoding import is_decimal, is_go_float
+
+DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
+GO_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# Characters the grammar gives a meaning to, plus near misses: another digit script, space, a letter.
+ALPHABET = "09+-.eE ٣x"
+
+
+def every_string(longest: int) -> itertools.chain[str]:
+    return itertools.chain.from_iterable(
+        ("".join(chars) for chars in itertools.product(ALPHABET, repeat=size)) for size in range(longest + 1)
+    )
+
+
+def test_decimal_syntax_matches_strconv_parse_int_expression_exhaustively() -> None:
+    for text in every_string(4):
+        assert is_decimal(text) == bool(DECIMAL.match(text)), text
+
+
+def test_float_syntax_matches_strconv_parse_float_expression_exhaustively() -> None:
+    for text in every_string(5):
+        assert is_go_float(text) == bool(GO_FLOAT.match(text)), text
+
+
+@given(st.text(alphabet=st.sampled_from(ALPHABET + "1²\n"), max_size=12) | st.text(max_size=8))
+def test_both_syntaxes_match_their_expressions_on_drawn_text(text: str) -> None:
+    assert is_decimal(text) == bool(DECIMAL.match(text))
+    assert is_go_float(text) == bool(GO_FLOAT.match(text))
