@@ -3,7 +3,8 @@
 The gateway speaks HTTP/1.1 (connection.py), so the whole client is the C halves of the standard
 library's socket, json and base64 (``_socket``, ``_json`` through jsonio, ``binascii``): their Python
 wrappers import ``re``, ``enum`` and more, which would cost every call more than its etcd round trip; a
-gRPC client's imports alone cost more than a whole call here (core spawns a process per call). Deadlines, retries, endpoint order and the race are policy.py's, shared with the gRPC client.
+gRPC client's imports alone cost more than a whole call here (core spawns a process per call).
+Deadlines, retries, endpoint order and the race are policy.py's, shared with the gRPC client.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import binascii
 
 from resource_extend import jsonio
-
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.connection import Connection, reason
 from resource_extend.etcd.kv import Entry, prefix_end, single
