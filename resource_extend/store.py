@@ -125,17 +125,19 @@ class NodeStore(Generic[R]):
         if len(wanted) == 1:
             entry = self._kv.get(self.key(wanted[0]))
             return {wanted[0]: self._decode_or_empty(None if entry is None else entry.value)}
-        # One range read for the whole plugin directory, indexed by the whole key (decision 10: the
-        # reference's last-segment index let "rack7/n1" answer for "n1"); only wanted records are decoded.
-        found = {entry.key: entry.value for entry in self._kv.scan(self._dir)}
+        # One range read, indexed by the whole key (decision 10: the reference's last-segment index let
+        # "rack7/n1" answer for "n1"); only wanted records are decoded. The range runs from the first wanted
+        # key to the last, not over the whole directory: a pod's nodes in a cluster of many pods are a part.
+        keys = [self.key(node) for node in wanted]
+        found = {entry.key: entry.value for entry in self._kv.scan(self._dir, (min(keys), max(keys)))}
         result = {}
-        for node in wanted:
+        for node, key in zip(wanted, keys):
             if "\ufffd" in node:
                 # Scanned keys that are not UTF-8 were decoded with U+FFFD: ask for the exact key instead.
                 entry = self._kv.get(self.key(node))
                 data = None if entry is None else entry.value
             else:
-                data = found.get(self.key(node))
+                data = found.get(key)
             result[node] = self._decode_or_empty(data)
         return result
 

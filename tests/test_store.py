@@ -10,7 +10,7 @@ from resource_extend import etcd as transports
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.etcd.gateway import GatewayKV
-from resource_extend.etcd.kv import prefix_end
+from resource_extend.etcd.kv import Entry, prefix_end
 from resource_extend.gpu.record import GpuRecord
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
@@ -59,6 +59,34 @@ def test_get_many_returns_each_distinct_node_in_request_order(etcd: DevEtcd, pre
     assert got["ghost"] == GpuRecord({}, {})
     assert got["a"].capacity == {"x": 1}
     assert store.get_many([]) == {}
+
+
+def test_get_many_reads_only_the_span_of_wanted_keys_and_finds_every_one(
+    etcd: DevEtcd, prefix: str, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = store_for(etcd, prefix, transport)
+    # Names around the span's edges: one a prefix of another, non-ASCII above and below the wanted ones.
+    everyone = ["a", "n1", "n10", "n1/x", "n2", "ñ", "z", "\u4e00"]
+    for count, node in enumerate(everyone, start=1):
+        store.put(node, GpuRecord({"x": count}, {}))
+    wanted = ["n10", "ñ", "n1", "ghost", "n2"]
+    kv = store._kv
+    scanned: list[str] = []
+    real_scan = kv.scan
+
+    def recording_scan(prefix_: str, span: tuple[str, str] | None = None) -> list[Entry]:
+        entries = real_scan(prefix_, span)
+        scanned.extend(entry.key for entry in entries)
+        return entries
+
+    monkeypatch.setattr(kv, "scan", recording_scan)
+    got = store.get_many(wanted)
+    assert {node: record.capacity for node, record in got.items()} == {
+        "n10": {"x": 3}, "ñ": {"x": 6}, "n1": {"x": 2}, "ghost": {}, "n2": {"x": 5}
+    }  # fmt: skip
+    # From the first wanted key ("ghost") to the last ("ñ", above "z" in code point and byte order): "a"
+    # and the CJK name lie outside, "z" inside is read and ignored.
+    assert [key.rsplit("/gpu/", 1)[1] for key in scanned] == ["n1", "n1/x", "n10", "n2", "z", "ñ"]
 
 
 def test_create_refuses_an_existing_node(etcd: DevEtcd, prefix: str, transport: str) -> None:

@@ -14,7 +14,7 @@ import binascii
 from resource_extend import jsonio
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.connection import Connection, reason
-from resource_extend.etcd.kv import Entry, prefix_end, single
+from resource_extend.etcd.kv import Entry, key_range, single
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 TYPE_CHECKING = False
@@ -46,9 +46,9 @@ class GatewayKV:
     def get(self, key: str) -> Entry | None:
         return single(key, _entries(self._call("/v3/kv/range", {"key": _b64(key.encode())})))
 
-    def scan(self, prefix: str) -> list[Entry]:
-        raw = prefix.encode()
-        return _entries(self._call("/v3/kv/range", {"key": _b64(raw), "range_end": _b64(prefix_end(raw))}))
+    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
+        key, end = key_range(prefix, span)
+        return _entries(self._call("/v3/kv/range", {"key": _b64(key), "range_end": _b64(end)}))
 
     def put(self, key: str, value: bytes) -> None:
         self._call("/v3/kv/put", {"key": _b64(key.encode()), "value": _b64(value)})

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.kv import Entry, prefix_end, single
+from resource_extend.etcd.kv import Entry, key_range, single
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
@@ -95,9 +95,9 @@ class GrpcKV:
     def get(self, key: str) -> Entry | None:
         return single(key, _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode()))))
 
-    def scan(self, prefix: str) -> list[Entry]:
-        raw = prefix.encode()
-        return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))
+    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
+        key, end = key_range(prefix, span)
+        return _entries(self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end)))
 
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))

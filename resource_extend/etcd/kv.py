@@ -34,7 +34,9 @@ class Entry(Fields):
 class KV(Protocol):
     def get(self, key: str) -> Entry | None: ...
 
-    def scan(self, prefix: str) -> list[Entry]: ...
+    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
+        """Every key under ``prefix``; with ``span`` = (first, last), only those from first to last inclusive."""
+        ...
 
     def put(self, key: str, value: bytes) -> None: ...
 
@@ -50,6 +52,18 @@ def single(key: str, entries: list[Entry]) -> Entry | None:
     if len(entries) > 1:
         raise PluginError(f"key: {key}: bad `Count` value, entity count invalid")
     return entries[0] if entries else None
+
+
+def key_range(prefix: str, span: tuple[str, str] | None) -> tuple[bytes, bytes]:
+    """etcd's (key, range_end) for a scan: the whole prefix, or only the keys from ``span[0]`` to ``span[1]``.
+
+    etcd orders keys by their bytes, which for UTF-8 is code point order, so a caller may pick the span's
+    ends with ``min``/``max`` over ``str`` keys. Lone surrogates keep that order through surrogatepass.
+    """
+    if span is None:
+        raw = prefix.encode()
+        return raw, prefix_end(raw)
+    return span[0].encode("utf-8", "surrogatepass"), span[1].encode("utf-8", "surrogatepass") + b"\0"
 
 
 def prefix_end(prefix: bytes) -> bytes:

@@ -6,8 +6,8 @@ A map is a plain ``dict[str, int]``. ``None`` stands for a map that was never se
 
 from __future__ import annotations
 
+from resource_extend.decoding import plain_int64s, strict_int
 from resource_extend.errors import PluginError
-from resource_extend.params import strict_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ def parse(resource: Mapping[str, Any] | None, where: str) -> MaybeMap:
         return None
     if not isinstance(raw, dict):
         raise PluginError(f"json: cannot unmarshal {where}.prod_count_map: want an object of counts")
+    if plain_int64s(raw.values()):  # what a stored record holds: no count needs decoding
+        return dict(raw)
     return {product: strict_int(k, f"{where}.prod_count_map[{product!r}]") for product, k in raw.items()}
 
 

@@ -136,10 +136,14 @@ class Disk(QuotaHolder):
         if source is None:
             raise InvalidDisk("disk must be an object, not null")
         mounts = decoding.list_field(source, "mounts", "disk")
-        return cls(
+        quota = (source.get("read_IOPS"), source.get("write_IOPS"), source.get("read_bps"), source.get("write_bps"))
+        return cls.holding(
             decoding.str_field(source, "device", "disk"),
             None if mounts is None else decoding.str_list(mounts, "disk.mounts"),
-            *(decoding.int_field(source, name, "disk") for name in Quota.FIELDS),
+            # Every disk of every record read passes here: a stored quota is four plain ints, taken as they are.
+            _new(Quota, quota)
+            if decoding.plain_int64s(quota)
+            else Quota(*(decoding.int_field(source, name, "disk") for name in Quota.FIELDS)),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -19,6 +19,8 @@ def volumes_from_json(value: Any, where: str) -> Volumes | None:
     source = decoding.object_or_none(value, where)
     if source is None:
         return None
+    if decoding.plain_int64s(source.values()):
+        return dict(source)
     return {device: decoding.int_field(source, device, where) for device in source}
 
 
