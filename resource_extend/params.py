@@ -19,11 +19,27 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable, Protocol, TypeVar
 
     JSONObject = dict[str, Any]
+    W = TypeVar("W")
+
+    class DeployLimits(Protocol):
+        """What bounds a call's ``deploy_count``: the config (``Config`` has both), named in the refusal."""
+
+        @property
+        def max_deploy_count(self) -> int: ...
+
+        @property
+        def path(self) -> str: ...
 else:
     JSONObject = dict
+
+# 100000 identical storage plans took 3.3 s and 250 MB on the 2-core reference machine (docs/reliability.md);
+# ten times that took 95 s and 2.3 GB. No config raises a call above this.
+HARD_LIMIT = 100000
+# The key core passes the workloads on a node under, to the verbs that reconcile or set usage from them.
+WORKLOADS = "workloads_resource"
 
 
 def string(req: JSONObject, key: str) -> str:
@@ -117,3 +133,33 @@ def engine_info(req: JSONObject) -> JSONObject:
         elif not isinstance(value, str):
             raise PluginError(f"json: cannot unmarshal info.{name}: want a string")
     return info
+
+
+def workloads(req: JSONObject, parse: Callable[[JSONObject], W]) -> list[W]:
+    """``workloads_resource``, each object parsed by the plugin's ``parse``; a non-object entry is skipped."""
+    return [parse(item) for item in obj_list(req, WORKLOADS) or []]
+
+
+def deploy_count(req: JSONObject, limits: DeployLimits) -> int:
+    """calculate-deploy's ``deploy_count`` (its shape already checked by the request schema: decision 14),
+    bounded by the config's ``scheduler.max_deploy_count`` and ``HARD_LIMIT``.
+
+    A call plans every workload in memory and answers them all at once, so the count is bounded where the
+    answer still fits core's 30 s call timeout comfortably (docs/protocol.md "Huge counts").
+    """
+    value = req.get("deploy_count")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
+    count = int(value)
+    bound = min(limits.max_deploy_count, HARD_LIMIT)
+    if count < 0:
+        raise PluginError(f"deploy_count {count}: want a non-negative integer")
+    if count > bound:
+        raise PluginError(
+            f"deploy_count {count} is more than one call plans ({bound}: scheduler.max_deploy_count of "
+            f"{limits.path} is {limits.max_deploy_count}, and never above {HARD_LIMIT}): "
+            f"not enough resource; deploy at most {bound} workloads per node and call"
+        )
+    return count

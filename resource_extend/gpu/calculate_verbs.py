@@ -32,7 +32,7 @@ def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacity:
 
 def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
     node = params.nodename(call.request)
-    times = deploy.deploy_count(call)
+    times = params.deploy_count(call.request, call.config)
     request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
     request = request or {}
     prodmap.validate(request)

@@ -39,7 +39,7 @@ def given_record(request: JSONObject) -> GpuRecord:
 
 
 def workloads(request: JSONObject) -> list[MaybeMap]:
-    return [prodmap.parse(w, "workloads_resource[]") for w in params.obj_list(request, "workloads_resource") or []]
+    return params.workloads(request, lambda doc: prodmap.parse(doc, "workloads_resource[]"))
 
 
 def reconcile(record: GpuRecord, held: list[MaybeMap]) -> tuple[GpuRecord, list[str]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from resource_extend import params
 from resource_extend.capacity import check_deploy_count, deploy_capacity_response, ratio, trunc_div
-from resource_extend.deploy import deploy_count, target_record, unknown_node
+from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.disk import Disk
@@ -196,7 +196,7 @@ def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacity:
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
     node = params.nodename(call.request)
-    count = deploy_count(call)
+    count = params.deploy_count(call.request, call.config)
     request = workload_request(call.request, "workload_resource_request")
     record, known = target_record(call, node)
     try:

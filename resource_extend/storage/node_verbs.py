@@ -37,7 +37,7 @@ def storage_total(info: JSONObject) -> int:
 
 def workloads(req: JSONObject) -> list[WorkloadResource]:
     """``workloads_resource``: the workload resources core passes back; any bad binding text fails."""
-    return [WorkloadResource.from_json(item) for item in params.obj_list(req, "workloads_resource") or []]
+    return params.workloads(req, WorkloadResource.from_json)
 
 
 def resource_param(req: JSONObject, key: str) -> NodeResource | None:
