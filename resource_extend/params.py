@@ -1,8 +1,10 @@
-"""Reading request fields the way the reference's field helpers do.
+"""Reading request fields the way the reference's field helpers do, and the request parts both plugins share.
 
 Core and the reference agree on lenient readers for scalar fields (``nodename`` that is not a string is
 "empty", any present non-false value of a flag is true) and on strict decoding for resource objects.
-These helpers keep those rules in one place so every verb reads its request the same way.
+These helpers keep those rules in one place so every verb reads its request the same way. Each plugin's
+``request`` module builds its verbs' request values from them; the envelopes both plugins' add-node,
+get-node-resource-info and fix-node-resource share are here.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Protocol, TypeVar
+    from typing import Any, Callable, Protocol, Self, TypeVar
 
     JSONObject = dict[str, Any]
     W = TypeVar("W")
@@ -163,3 +165,36 @@ def deploy_count(req: JSONObject, limits: DeployLimits) -> int:
             f"not enough resource; deploy at most {bound} workloads per node and call"
         )
     return count
+
+
+class AddNode:
+    """add-node's request: the node, the engine's report (``engine_info``) and the plugin's ``resource``
+    object, which the plugin decodes only after the store has said the node is new: the reference
+    checks for an existing record before it reads the resources, so that check must answer first."""
+
+    __slots__ = ("info", "nodename", "resource")
+
+    def __init__(self, nodename: str, info: JSONObject, resource: JSONObject | None) -> None:
+        self.nodename = nodename
+        self.info = info
+        self.resource = resource
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        return cls(nodename(doc), engine_info(doc), obj(doc, "resource"))
+
+
+class NodeWorkloads:
+    """get-node-resource-info's and fix-node-resource's request: the node and the objects of its
+    ``workloads_resource``, which the plugin parses (``held``) when the verb needs them: get-node-resource-info
+    reads the record first, as the reference does, so an unknown node answers null whatever they hold."""
+
+    __slots__ = ("nodename", "workloads")
+
+    def __init__(self, nodename: str, workloads: list[JSONObject]) -> None:
+        self.nodename = nodename
+        self.workloads = workloads
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        return cls(nodename(doc), obj_list(doc, WORKLOADS) or [])

@@ -11,7 +11,11 @@ from resource_extend import params
 from resource_extend.errors import PluginError
 from resource_extend.params import JSONObject
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
-from resource_extend.storage.request import NodeRequest, rollback_resource
+from resource_extend.storage.request import AddNode, NodeRequest, NodeWorkloads, SetInfo, rollback_resource, workload
+
+# Read by the requests now; still importable from here, where the node verbs used to read them.
+from resource_extend.storage.request import storage_total as storage_total
+from resource_extend.storage.request import stored_form as stored_form
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.verb import Call
 
@@ -29,15 +33,9 @@ PRIORITY = 1
 # -- pure helpers ------------------------------------------------------------------------------------
 
 
-def storage_total(info: JSONObject) -> int:
-    """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
-    value = info.get("StorageTotal")
-    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
-
-
 def workloads(req: JSONObject) -> list[WorkloadResource]:
     """``workloads_resource``: the workload resources core passes back; any bad binding text fails."""
-    return params.workloads(req, WorkloadResource.from_json)
+    return params.workloads(req, workload)
 
 
 def resource_param(req: JSONObject, key: str) -> NodeResource | None:
@@ -50,11 +48,6 @@ def request_param(req: JSONObject, key: str) -> NodeRequest | None:
     """A node resource in request form (``resource_request``); present even when ``{}``."""
     value = params.obj(req, key)
     return None if value is None else NodeRequest.parse(value)
-
-
-def stored_form(value: JSONObject | None, where: str) -> NodeResource:
-    """set-node-resource-info's ``capacity`` / ``usage``: absent reads as a resource with null fields."""
-    return NodeResource.from_json(value or {}, where)
 
 
 def new_capacity(
@@ -100,17 +93,12 @@ def _capacity(record: StorageRecord) -> NodeResource:
 # -- the kind: what the shared node verbs in nodeverbs need to know of storage records ----------------
 
 
-def new_record(request: JSONObject, info: JSONObject) -> StorageRecord:
-    capacity = NodeRequest.parse(params.obj(request, "resource") or {}).capacity_for_add(storage_total(info))
-    return StorageRecord(capacity, NodeResource())
-
-
-def given_record(request: JSONObject) -> StorageRecord:
-    # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
-    # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
-    # volume total again, so each rollback grew the node.
-    capacity = stored_form(params.obj(request, "capacity"), "capacity")
-    return StorageRecord(capacity, stored_form(params.obj(request, "usage"), "usage"))
+add_node_request = AddNode.from_json
+# Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form read
+# from get-node-resource-info, whose storage already counts the volumes. The reference adds the volume
+# total again, so each rollback grew the node.
+set_info_request = SetInfo.from_json
+workloads_request = NodeWorkloads.from_json
 
 
 def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[StorageRecord, list[str]]:

@@ -1,7 +1,10 @@
-"""Requests in the form operators write them: a workload's volumes and storage, a node's capacity.
+"""The storage plugin's requests: the values the shared node verbs parse, and the resources in the form
+operators write them.
 
-Both read core's loosely typed request maps the way the reference does (aliases, human sizes, non-string
-list elements dropped) and turn them into the plugin's values.
+add-node's resource and get-node-resource-info's workloads are decoded when the verb asks
+(``AddNode.record``, ``NodeWorkloads.held``): the reference reads them only after the store has answered.
+``WorkloadRequest`` and ``NodeRequest`` read core's loosely typed resource maps the way the reference does
+(aliases, human sizes, non-string list elements dropped).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from resource_extend.storage.binding import (
     validate_bindings,
 )
 from resource_extend.storage.disk import Disk
-from resource_extend.storage.record import NodeResource
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.size import parse_size, size_param
 from resource_extend.storage.volume import Volumes, volumes_total
 from resource_extend.storage.workload import WorkloadResource
@@ -25,6 +28,8 @@ from resource_extend.typeshim import Fields
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from resource_extend.params import JSONObject
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -230,3 +235,55 @@ def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
         request.storage_request += total_size(request.volumes_request)
         request.storage_limit += total_size(request.volumes_limit)
     return None
+
+
+# -- the verbs' requests --------------------------------------------------------------------------------
+
+
+def workload(doc: JSONObject) -> WorkloadResource:
+    """One entry of ``workloads_resource``: what a workload on the node holds; any bad binding text fails."""
+    return WorkloadResource.from_json(doc)
+
+
+def storage_total(info: JSONObject) -> int:
+    """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
+    value = info.get("StorageTotal")
+    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
+
+
+def stored_form(value: JSONObject | None, where: str) -> NodeResource:
+    """set-node-resource-info's ``capacity`` / ``usage``: absent reads as a resource with null fields."""
+    return NodeResource.from_json(value or {}, where)
+
+
+class AddNode(params.AddNode):
+    __slots__ = ()
+
+    def record(self) -> StorageRecord:
+        """The new node's record: the request's resource (with no storage and no volumes, 80% of the
+        engine's ``StorageTotal``); nothing used."""
+        capacity = NodeRequest.parse(self.resource or {}).capacity_for_add(storage_total(self.info))
+        return StorageRecord(capacity, NodeResource())
+
+
+class SetInfo:
+    """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage`` in stored form."""
+
+    __slots__ = ("nodename", "record")
+
+    def __init__(self, nodename: str, record: StorageRecord) -> None:
+        self.nodename = nodename
+        self.record = record
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> SetInfo:
+        nodename = params.nodename(doc)
+        capacity = stored_form(params.obj(doc, "capacity"), "capacity")
+        return cls(nodename, StorageRecord(capacity, stored_form(params.obj(doc, "usage"), "usage")))
+
+
+class NodeWorkloads(params.NodeWorkloads):
+    __slots__ = ()
+
+    def held(self) -> list[WorkloadResource]:
+        return [workload(doc) for doc in self.workloads]
