@@ -1,10 +1,11 @@
-"""The storage plugin's requests: the values the shared node verbs parse, and the resources in the form
-operators write them.
+"""The storage plugin's requests: one value per verb, and the resources in the form operators write them.
 
-add-node's resource and get-node-resource-info's workloads are decoded when the verb asks
-(``AddNode.record``, ``NodeWorkloads.held``): the reference reads them only after the store has answered.
-``WorkloadRequest`` and ``NodeRequest`` read core's loosely typed resource maps the way the reference does
-(aliases, human sizes, non-string list elements dropped).
+A handler reads its request here once, where the call starts, as the reference decodes a request into a
+struct before its logic runs, and then works on the value; the fields are read in the order, and refused
+with the messages, they always were. add-node's resource and get-node-resource-info's workloads are
+decoded later (``AddNode.record``, ``NodeWorkloads.held``): the reference reads them only after the store
+has answered. ``WorkloadRequest`` and ``NodeRequest`` read core's loosely typed resource maps the way the
+reference does (aliases, human sizes, non-string list elements dropped).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from resource_extend.params import JSONObject
+    from resource_extend.params import DeployLimits, JSONObject
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -256,6 +257,41 @@ def stored_form(value: JSONObject | None, where: str) -> NodeResource:
     return NodeResource.from_json(value or {}, where)
 
 
+def resource_param(req: JSONObject, key: str) -> NodeResource | None:
+    """A node resource in stored form (``resource``); absent or not an object is ``None``."""
+    value = params.obj(req, key)
+    return None if value is None else NodeResource.from_json(value, key)
+
+
+def request_param(req: JSONObject, key: str) -> NodeRequest | None:
+    """A node resource in request form (``resource_request``); present even when ``{}``."""
+    value = params.obj(req, key)
+    return None if value is None else NodeRequest.parse(value)
+
+
+def check_rm_disks(request: NodeRequest | None, delta: bool) -> None:
+    """Removing disks is only meaningful for an absolute capacity: with delta it is core's bad engine args."""
+    if request is not None and request.rm_disks and delta:
+        removed = ",".join(request.rm_disks)
+        raise PluginError(f'invalid engine args: rm-disks "{removed}" cannot be used with delta')
+
+
+def new_workload(req: JSONObject, key: str) -> WorkloadRequest:
+    """A new workload's request as core sends it, parsed and validated (sizes folded into storage).
+
+    A negative volume size is refused here (decision 14): only a realloc's change may shrink a volume.
+    """
+    request = WorkloadRequest.parse(params.obj(req, key) or {})
+    for binding in (*request.volumes_request, *request.volumes_limit):
+        if binding.size < 0:
+            raise PluginError(
+                f"{key}: volume {str(binding)!r} has a negative size ({binding.size} bytes); a new workload's "
+                "volume takes a size of 0 (unlimited) or more, only calculate-realloc takes a negative change: "
+                "invalid volume"
+            )
+    return request.validated()
+
+
 class AddNode(params.AddNode):
     __slots__ = ()
 
@@ -287,3 +323,109 @@ class NodeWorkloads(params.NodeWorkloads):
 
     def held(self) -> list[WorkloadResource]:
         return [workload(doc) for doc in self.workloads]
+
+
+class SetCapacity:
+    """set-node-resource-capacity's request: ``request`` (request form, wins) or ``resource`` (stored
+    form); a rollback's snapshot is the ``resource``, restored as it is."""
+
+    __slots__ = ("delta", "incr", "nodename", "request", "resource")
+
+    def __init__(
+        self, nodename: str, request: NodeRequest | None, resource: NodeResource | None, delta: bool, incr: bool
+    ) -> None:
+        self.nodename = nodename
+        self.request = request
+        self.resource = resource
+        self.delta = delta
+        self.incr = incr
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> SetCapacity:
+        nodename = params.nodename(doc)
+        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
+        restored = rollback_resource(doc.get("resource"), doc.get("resource_request"), delta, incr)
+        if restored is not None:
+            return cls(nodename, None, restored, delta, incr)
+        request = request_param(doc, "resource_request")
+        resource = resource_param(doc, "resource")
+        check_rm_disks(request, delta)
+        return cls(nodename, request, resource, delta, incr)
+
+
+class SetUsage:
+    """set-node-resource-usage's request: ``resource_request`` (else ``resource``) wins over the workloads."""
+
+    __slots__ = ("delta", "incr", "nodename", "resource", "workloads")
+
+    def __init__(
+        self,
+        nodename: str,
+        resource: NodeResource | None,
+        workloads: list[WorkloadResource],
+        delta: bool,
+        incr: bool,
+    ) -> None:
+        self.nodename = nodename
+        self.resource = resource
+        self.workloads = workloads
+        self.delta = delta
+        self.incr = incr
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> SetUsage:
+        nodename = params.nodename(doc)
+        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
+        request = request_param(doc, "resource_request")
+        resource = request.as_resource() if request is not None else resource_param(doc, "resource")
+        return cls(nodename, resource, params.workloads(doc, workload), delta, incr)
+
+
+class DeployCapacity:
+    """get-nodes-deploy-capacity's request: the nodes (decision 13: ``[]`` is none) and one workload's request."""
+
+    __slots__ = ("nodenames", "request")
+
+    def __init__(self, nodenames: list[str], request: WorkloadRequest) -> None:
+        self.nodenames = nodenames
+        self.request = request
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> DeployCapacity:
+        nodenames = params.bulk_nodenames(doc)
+        return cls(nodenames, new_workload(doc, "workload_resource"))
+
+
+class Deploy:
+    """calculate-deploy's request: ``count`` workloads of the validated ``request`` on one node."""
+
+    __slots__ = ("count", "nodename", "request")
+
+    def __init__(self, nodename: str, count: int, request: WorkloadRequest) -> None:
+        self.nodename = nodename
+        self.count = count
+        self.request = request
+
+    @classmethod
+    def from_json(cls, doc: JSONObject, limits: DeployLimits) -> Deploy:
+        nodename = params.nodename(doc)
+        count = params.deploy_count(doc, limits)
+        return cls(nodename, count, new_workload(doc, "workload_resource_request"))
+
+
+class Realloc:
+    """calculate-realloc's request: the change (``request``, parsed, validated once merged with what the
+    workload holds) to what the workload holds (``origin``)."""
+
+    __slots__ = ("nodename", "origin", "request")
+
+    def __init__(self, nodename: str, request: WorkloadRequest, origin: WorkloadResource) -> None:
+        self.nodename = nodename
+        self.request = request
+        self.origin = origin
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Realloc:
+        nodename = params.nodename(doc)
+        request = WorkloadRequest.parse(params.obj(doc, "workload_resource_request") or {})
+        return cls(nodename, request, WorkloadResource.from_json(params.obj(doc, "workload_resource")))
