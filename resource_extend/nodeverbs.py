@@ -1,11 +1,11 @@
 """The node verbs both plugins answer alike, written once; each plugin's ``node_verbs`` module is its ``Kind``.
 
-The shared part is the protocol: reading ``nodename``/``nodenames``, the "already exists" check before
-add-node reads its request, ``null`` for a node without a record (get-node-resource-info and, decision 13,
-fix-node-resource), the shape of each answer, the get-metrics loop and calculate-remap's no-op. What a
-record holds is the kind's: the record add-node creates and set-node-resource-info stores, the workloads
-a request carries, and the usage they add up to and where it differs; a node's metric rows are the
-plugin's ``metrics`` module's.
+The shared part is the protocol: the "already exists" check before add-node decodes its resources,
+``null`` for a node without a record (get-node-resource-info and, decision 13, fix-node-resource), the
+shape of each answer, the get-metrics loop and calculate-remap's no-op. What a record holds is the kind's:
+each verb's request is parsed by the kind (its plugin's ``request`` module) into a value, once, before
+the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
+node's metric rows are the plugin's ``metrics`` module's.
 """
 
 from __future__ import annotations
@@ -25,23 +25,51 @@ if TYPE_CHECKING:
 
     R = TypeVar("R", bound=Record)
     R_in = TypeVar("R_in", bound=Record, contravariant=True)
+    R_co = TypeVar("R_co", bound=Record, covariant=True)
+    H_co = TypeVar("H_co", covariant=True)
     H = TypeVar("H")
     S = TypeVar("S")
     E = TypeVar("E")
     W = TypeVar("W")
 
+    class AddNodeRequest(Protocol[R_co]):
+        """add-node's request as the kind reads it (``params.AddNode`` and the plugin's ``record``)."""
+
+        @property
+        def nodename(self) -> str: ...
+
+        def record(self) -> R_co:
+            """The record add-node creates: the request's capacity, else the engine's report; nothing used.
+            Decoded only when asked, after the store has said the node is new."""
+
+    class SetInfoRequest(Protocol[R_co]):
+        """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage``."""
+
+        @property
+        def nodename(self) -> str: ...
+
+        @property
+        def record(self) -> R_co: ...
+
+    class WorkloadsRequest(Protocol[H_co]):
+        """get-node-resource-info's and fix-node-resource's request (``params.NodeWorkloads``)."""
+
+        @property
+        def nodename(self) -> str: ...
+
+        def held(self) -> H_co:
+            """What the request's ``workloads_resource`` hold, parsed when asked."""
+
     class Kind(Protocol[R, H]):
         """What one plugin's records hold, as the shared node verbs need it: the plugin's ``node_verbs``
-        module is its kind. ``H`` is what a request's workloads parse into."""
+        module is its kind, and its ``request`` module parses the requests. ``H`` is what a request's
+        workloads parse into."""
 
-        def new_record(self, request: JSONObject, info: JSONObject) -> R:
-            """The record add-node creates: the request's capacity, else the engine's report; nothing used."""
+        def add_node_request(self, doc: JSONObject) -> AddNodeRequest[R]: ...
 
-        def given_record(self, request: JSONObject) -> R:
-            """The record set-node-resource-info stores, from the request's ``capacity`` and ``usage``."""
+        def set_info_request(self, doc: JSONObject) -> SetInfoRequest[R]: ...
 
-        def workloads(self, request: JSONObject) -> H:
-            """The request's ``workloads_resource``: what the workloads on the node hold."""
+        def workloads_request(self, doc: JSONObject) -> WorkloadsRequest[H]: ...
 
         def reconcile(self, record: R, held: H) -> tuple[R, list[str]]:
             """The record with its usage recomputed from ``held``, and where the stored usage differs."""
@@ -104,14 +132,14 @@ if TYPE_CHECKING:
 
 
 def add_node(call: Call[R]) -> RecordJSON:
-    node = params.nodename(call.request)
-    info = params.engine_info(call.request)
+    request = call.plugin.kind.add_node_request(call.request)
+    node = request.nodename
     # The reference checks for an existing record before it reads the request's resources; an
     # unreadable record exists too (set-node-resource-info or remove-node replaces it).
     check_node_name(node)  # before "node already exists": a name no write may use is refused as such
     if call.store.exists(node):
         raise PluginError(f"node already exists: {node}")
-    return call.store.create(node, call.plugin.kind.new_record(call.request, info)).to_json()
+    return call.store.create(node, request.record()).to_json()
 
 
 def remove_node(call: Call[R]) -> Empty:
@@ -120,26 +148,25 @@ def remove_node(call: Call[R]) -> Empty:
 
 
 def set_node_resource_info(call: Call[R]) -> Empty:
-    node = params.nodename(call.request)
-    call.store.put(node, call.plugin.kind.given_record(call.request))
+    request = call.plugin.kind.set_info_request(call.request)
+    call.store.put(request.nodename, request.record)
     return {}
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
-    node = params.nodename(call.request)
+    request = call.plugin.kind.workloads_request(call.request)
     try:
-        record = call.store.get(node)
+        record = call.store.get(request.nodename)
     except NodeNotExists:
         return None  # the reference answers null for a node it has no record of
     # Read before the workloads are parsed, as the reference does: an unknown node is null whatever they hold.
-    held = call.plugin.kind.workloads(call.request)
-    return _info(record, call.plugin.kind.reconcile(record, held)[1])
+    return _info(record, call.plugin.kind.reconcile(record, request.held())[1])
 
 
 def fix_node_resource(call: Call[R]) -> NodeInfo | None:
-    node = params.nodename(call.request)
     kind = call.plugin.kind
-    held = kind.workloads(call.request)
+    request = kind.workloads_request(call.request)
+    node, held = request.nodename, request.held()
 
     def change(stored: R | None) -> R:
         if stored is None:

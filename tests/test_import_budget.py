@@ -47,9 +47,9 @@ the command line, verb table, config, JSON, schema checks, store, the node verbs
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
     resource_extend.etcd.gateway resource_extend.etcd.connection
-the GPU plugin: its table, record and node verbs (gpu/node_verbs uses capacity.ratio)
+the GPU plugin: its table, record, requests and node verbs (gpu/node_verbs uses capacity.ratio)
     resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
-    resource_extend.gpu.node_verbs resource_extend.capacity
+    resource_extend.gpu.request resource_extend.gpu.node_verbs resource_extend.capacity
 the storage plugin: its table, record (which decodes volumes, disks and bindings) and node verbs
     resource_extend.storage resource_extend.storage.verbs resource_extend.storage.record
     resource_extend.storage.size resource_extend.storage.disk

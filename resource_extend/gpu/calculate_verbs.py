@@ -6,52 +6,44 @@ set-node-resource-usage. Unknown nodes read as the empty record, as the referenc
 
 from __future__ import annotations
 
-from resource_extend import deploy, params
+from resource_extend import deploy
 from resource_extend.capacity import deploy_capacity_response
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.record import GpuRecord
+from resource_extend.gpu.request import Deploy, DeployCapacity, Realloc
 from resource_extend.gpu.scheduler import allocate, node_deploy_capacity, realloc_plan
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.capacity import DeployCapacity
+    from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
     from resource_extend.gpu.prodmap import ProdMapJSON
     from resource_extend.nodeverbs import Plans, Replan
 
 GpuCall = Call[GpuRecord]
 
 
-def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacity:
-    nodes = params.bulk_nodenames(call.request)
-    request = prodmap.parse(params.obj(call.request, "workload_resource"), "workload_resource") or {}
-    prodmap.validate(request)
-    return deploy_capacity_response(call.store.get_many(nodes), lambda record: node_deploy_capacity(record, request))
+def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
+    request = DeployCapacity.from_json(call.request)
+    records = call.store.get_many(request.nodenames)
+    return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.wanted))
 
 
 def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
-    node = params.nodename(call.request)
-    times = deploy.deploy_count(call)
-    request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
-    request = request or {}
-    prodmap.validate(request)
-    record, known = deploy.target_record(call, node)
+    request = Deploy.from_json(call.request, call.config)
+    record, known = deploy.target_record(call, request.nodename)
     try:
-        allocate(record.available(), request, times)
+        allocate(record.available(), request.wanted, request.count)
     except PluginError as cause:
-        raise cause if known else deploy.unknown_node(call, node, cause) from None
-    plans = [prodmap.to_json(request) for _ in range(times)]
+        raise cause if known else deploy.unknown_node(call, request.nodename, cause) from None
+    plans = [prodmap.to_json(request.wanted) for _ in range(request.count)]
     return {"engines_params": plans, "workloads_resource": [p.copy() for p in plans]}
 
 
 def calculate_realloc(call: GpuCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
-    node = params.nodename(call.request)
-    request = prodmap.parse(params.obj(call.request, "workload_resource_request"), "workload_resource_request")
-    prodmap.validate_products(request)
-    current = prodmap.parse(params.obj(call.request, "workload_resource"), "workload_resource")
-    prodmap.validate(current)
-    wanted, delta = realloc_plan(call.store.get_or_empty(node), current, request)
+    request = Realloc.from_json(call.request)
+    wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)
     return {
         "engine_params": prodmap.to_json(wanted),
         "delta_resource": prodmap.to_json(delta),

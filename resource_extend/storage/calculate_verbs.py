@@ -6,15 +6,14 @@ set-node-resource-usage. Unknown nodes read as the empty record (spec storage-sc
 
 from __future__ import annotations
 
-from resource_extend import params
 from resource_extend.capacity import check_deploy_count, deploy_capacity_response, ratio, trunc_div
-from resource_extend.deploy import deploy_count, target_record, unknown_node
+from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.request import WorkloadRequest
+from resource_extend.storage.request import Deploy, DeployCapacity, Realloc, WorkloadRequest
 from resource_extend.storage.scheduler import InsufficientResource, affinity_plan, volume_capacity, volume_plans
 from resource_extend.storage.volume import volumes_total
 from resource_extend.storage.workload import (
@@ -33,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from resource_extend.capacity import DeployCapacity
+    from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
     from resource_extend.nodeverbs import Plans, Replan
 
     WireObject = dict[str, Any]
@@ -43,22 +42,6 @@ StorageCall = Call[StorageRecord]
 
 def _sides(record: StorageRecord) -> tuple[NodeResource, NodeResource]:
     return record.capacity or NodeResource(), record.usage or NodeResource()
-
-
-def workload_request(req: params.JSONObject, key: str) -> WorkloadRequest:
-    """A new workload's request as core sends it, parsed and validated (sizes folded into storage).
-
-    A negative volume size is refused here (decision 14): only a realloc's change may shrink a volume.
-    """
-    request = WorkloadRequest.parse(params.obj(req, key) or {})
-    for binding in (*request.volumes_request, *request.volumes_limit):
-        if binding.size < 0:
-            raise PluginError(
-                f"{key}: volume {str(binding)!r} has a negative size ({binding.size} bytes); a new workload's "
-                "volume takes a size of 0 (unlimited) or more, only calculate-realloc takes a negative change: "
-                "invalid volume"
-            )
-    return request.validated()
 
 
 def storage_room(record: StorageRecord, storage_request: int) -> int:
@@ -185,24 +168,21 @@ def realloc(
 # -- verbs ------------------------------------------------------------------------------------------
 
 
-def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacity:
-    nodes = params.bulk_nodenames(call.request)  # decision 13: [] answers an empty map
-    request = workload_request(call.request, "workload_resource")
+def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
+    request = DeployCapacity.from_json(call.request)
     bound = call.config.max_deploy_count
     return deploy_capacity_response(
-        call.store.get_many(nodes), lambda record: node_deploy_capacity(record, request, bound)
+        call.store.get_many(request.nodenames), lambda record: node_deploy_capacity(record, request.request, bound)
     )
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
-    node = params.nodename(call.request)
-    count = deploy_count(call)
-    request = workload_request(call.request, "workload_resource_request")
-    record, known = target_record(call, node)
+    request = Deploy.from_json(call.request, call.config)
+    record, known = target_record(call, request.nodename)
     try:
-        engines, resources = deploy(record, request, count)
+        engines, resources = deploy(record, request.request, request.count)
     except PluginError as cause:
-        raise cause if known else unknown_node(call, node, cause) from None
+        raise cause if known else unknown_node(call, request.nodename, cause) from None
     return {
         "engines_params": [engine.to_json() for engine in engines],
         "workloads_resource": [resource.to_json() for resource in resources],
@@ -210,8 +190,6 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
-    node = params.nodename(call.request)
-    request = WorkloadRequest.parse(params.obj(call.request, "workload_resource_request") or {})
-    origin = WorkloadResource.from_json(params.obj(call.request, "workload_resource"))
-    engine, delta, target = realloc(call.store.get_or_empty(node), request, origin)
+    request = Realloc.from_json(call.request)
+    engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.origin)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

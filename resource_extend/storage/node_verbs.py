@@ -1,17 +1,28 @@
 """The storage plugin's node verbs: the ``Kind`` the shared ones in ``nodeverbs`` use, and those only it answers.
 
-Each verb reads its request, works out the new record with the pure functions below and touches the store
-once; a write that depends on what was stored is one guarded step (``NodeStore.update``). Behaviour is
-the reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10, storage-types.md §8–§10).
+Each verb reads its request into its value (``request``), works out the new record with the pure functions
+below and touches the store once; a write that depends on what was stored is one guarded step
+(``NodeStore.update``). Behaviour is the reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10,
+storage-types.md §8–§10).
 """
 
 from __future__ import annotations
 
 from resource_extend import params
-from resource_extend.errors import PluginError
-from resource_extend.params import JSONObject
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
-from resource_extend.storage.request import NodeRequest, rollback_resource
+from resource_extend.storage.request import (
+    AddNode,
+    NodeRequest,
+    NodeWorkloads,
+    SetCapacity,
+    SetInfo,
+    SetUsage,
+    check_rm_disks,
+)
+
+# storage_total and stored_form are the requests' now; they stay importable from here, where they were.
+from resource_extend.storage.request import storage_total as storage_total
+from resource_extend.storage.request import stored_form as stored_form
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.verb import Call
 
@@ -27,34 +38,6 @@ PRIORITY = 1
 
 
 # -- pure helpers ------------------------------------------------------------------------------------
-
-
-def storage_total(info: JSONObject) -> int:
-    """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
-    value = info.get("StorageTotal")
-    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
-
-
-def workloads(req: JSONObject) -> list[WorkloadResource]:
-    """``workloads_resource``: the workload resources core passes back; any bad binding text fails."""
-    return [WorkloadResource.from_json(item) for item in params.obj_list(req, "workloads_resource") or []]
-
-
-def resource_param(req: JSONObject, key: str) -> NodeResource | None:
-    """A node resource in stored form (``resource``); absent or not an object is ``None``."""
-    value = params.obj(req, key)
-    return None if value is None else NodeResource.from_json(value, key)
-
-
-def request_param(req: JSONObject, key: str) -> NodeRequest | None:
-    """A node resource in request form (``resource_request``); present even when ``{}``."""
-    value = params.obj(req, key)
-    return None if value is None else NodeRequest.parse(value)
-
-
-def stored_form(value: JSONObject | None, where: str) -> NodeResource:
-    """set-node-resource-info's ``capacity`` / ``usage``: absent reads as a resource with null fields."""
-    return NodeResource.from_json(value or {}, where)
 
 
 def new_capacity(
@@ -82,13 +65,6 @@ def new_capacity(
     return result.without_empty_volumes() if delta else result
 
 
-def check_rm_disks(request: NodeRequest | None, delta: bool) -> None:
-    """Removing disks is only meaningful for an absolute capacity: with delta it is core's bad engine args."""
-    if request is not None and request.rm_disks and delta:
-        removed = ",".join(request.rm_disks)
-        raise PluginError(f'invalid engine args: rm-disks "{removed}" cannot be used with delta')
-
-
 def _usage(record: StorageRecord) -> NodeResource:
     return record.usage if record.usage is not None else NodeResource()
 
@@ -99,18 +75,12 @@ def _capacity(record: StorageRecord) -> NodeResource:
 
 # -- the kind: what the shared node verbs in nodeverbs need to know of storage records ----------------
 
-
-def new_record(request: JSONObject, info: JSONObject) -> StorageRecord:
-    capacity = NodeRequest.parse(params.obj(request, "resource") or {}).capacity_for_add(storage_total(info))
-    return StorageRecord(capacity, NodeResource())
-
-
-def given_record(request: JSONObject) -> StorageRecord:
-    # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
-    # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
-    # volume total again, so each rollback grew the node.
-    capacity = stored_form(params.obj(request, "capacity"), "capacity")
-    return StorageRecord(capacity, stored_form(params.obj(request, "usage"), "usage"))
+add_node_request = AddNode.from_json
+# Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form read
+# from get-node-resource-info, whose storage already counts the volumes. The reference adds the volume
+# total again, so each rollback grew the node.
+set_info_request = SetInfo.from_json
+workloads_request = NodeWorkloads.from_json
 
 
 def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[StorageRecord, list[str]]:
@@ -122,38 +92,27 @@ def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[Stor
 
 
 def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    node = params.nodename(call.request)
-    delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
-    restored = rollback_resource(call.request.get("resource"), call.request.get("resource_request"), delta, incr)
-    request: NodeRequest | None = None
-    if restored is not None:
-        resource: NodeResource | None = restored  # a rollback: restore the snapshot as it is
-    else:
-        request = request_param(call.request, "resource_request")
-        resource = resource_param(call.request, "resource")
-    check_rm_disks(request, delta)
+    request = SetCapacity.from_json(call.request)
 
     def change(stored: StorageRecord | None) -> StorageRecord:
         record = stored or StorageRecord.empty()
-        return StorageRecord(new_capacity(_capacity(record), request, resource, delta, incr), record.usage)
+        capacity = new_capacity(_capacity(record), request.request, request.resource, request.delta, request.incr)
+        return StorageRecord(capacity, record.usage)
 
-    done = call.store.update(node, change)
+    done = call.store.update(request.nodename, change)
     before = _capacity(done.before).copy() if done.before is not None else NodeResource()
     return {"before": before.to_json(), "after": _capacity(done.after).to_json()}
 
 
 def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    node = params.nodename(call.request)
-    delta, incr = params.flag(call.request, "delta"), params.flag(call.request, "incr")
-    request = request_param(call.request, "resource_request")
-    resource = request.as_resource() if request is not None else resource_param(call.request, "resource")
-    held = workloads(call.request)
+    request = SetUsage.from_json(call.request)
 
     def change(stored: StorageRecord | None) -> StorageRecord:
         record = stored or StorageRecord.empty()
-        return StorageRecord(record.capacity, combine(_usage(record), resource, held, delta, incr))
+        usage = combine(_usage(record), request.resource, request.workloads, request.delta, request.incr)
+        return StorageRecord(record.capacity, usage)
 
-    done = call.store.update(node, change)
+    done = call.store.update(request.nodename, change)
     before = _usage(done.before).copy() if done.before is not None else NodeResource()
     return {"before": before.to_json(), "after": _usage(done.after).to_json()}
 

@@ -1,7 +1,11 @@
-"""Requests in the form operators write them: a workload's volumes and storage, a node's capacity.
+"""The storage plugin's requests: one value per verb, and the resources in the form operators write them.
 
-Both read core's loosely typed request maps the way the reference does (aliases, human sizes, non-string
-list elements dropped) and turn them into the plugin's values.
+A handler reads its request here once, where the call starts, as the reference decodes a request into a
+struct before its logic runs, and then works on the value; the fields are read in the order, and refused
+with the messages, they always were. add-node's resource and get-node-resource-info's workloads are
+decoded later (``AddNode.record``, ``NodeWorkloads.held``): the reference reads them only after the store
+has answered. ``WorkloadRequest`` and ``NodeRequest`` read core's loosely typed resource maps the way the
+reference does (aliases, human sizes, non-string list elements dropped).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from resource_extend.storage.binding import (
     validate_bindings,
 )
 from resource_extend.storage.disk import Disk
-from resource_extend.storage.record import NodeResource
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.size import parse_size, size_param
 from resource_extend.storage.volume import Volumes, volumes_total
 from resource_extend.storage.workload import WorkloadResource
@@ -25,6 +29,8 @@ from resource_extend.typeshim import Fields
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from resource_extend.params import DeployLimits, JSONObject
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -230,3 +236,196 @@ def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
         request.storage_request += total_size(request.volumes_request)
         request.storage_limit += total_size(request.volumes_limit)
     return None
+
+
+# -- the verbs' requests --------------------------------------------------------------------------------
+
+
+def workload(doc: JSONObject) -> WorkloadResource:
+    """One entry of ``workloads_resource``: what a workload on the node holds; any bad binding text fails."""
+    return WorkloadResource.from_json(doc)
+
+
+def storage_total(info: JSONObject) -> int:
+    """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
+    value = info.get("StorageTotal")
+    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
+
+
+def stored_form(value: JSONObject | None, where: str) -> NodeResource:
+    """set-node-resource-info's ``capacity`` / ``usage``: absent reads as a resource with null fields."""
+    return NodeResource.from_json(value or {}, where)
+
+
+def resource_param(req: JSONObject, key: str) -> NodeResource | None:
+    """A node resource in stored form (``resource``); absent or not an object is ``None``."""
+    value = params.obj(req, key)
+    return None if value is None else NodeResource.from_json(value, key)
+
+
+def request_param(req: JSONObject, key: str) -> NodeRequest | None:
+    """A node resource in request form (``resource_request``); present even when ``{}``."""
+    value = params.obj(req, key)
+    return None if value is None else NodeRequest.parse(value)
+
+
+def check_rm_disks(request: NodeRequest | None, delta: bool) -> None:
+    """Removing disks is only meaningful for an absolute capacity: with delta it is core's bad engine args."""
+    if request is not None and request.rm_disks and delta:
+        removed = ",".join(request.rm_disks)
+        raise PluginError(f'invalid engine args: rm-disks "{removed}" cannot be used with delta')
+
+
+def new_workload(req: JSONObject, key: str) -> WorkloadRequest:
+    """A new workload's request as core sends it, parsed and validated (sizes folded into storage).
+
+    A negative volume size is refused here (decision 14): only a realloc's change may shrink a volume.
+    """
+    request = WorkloadRequest.parse(params.obj(req, key) or {})
+    for binding in (*request.volumes_request, *request.volumes_limit):
+        if binding.size < 0:
+            raise PluginError(
+                f"{key}: volume {str(binding)!r} has a negative size ({binding.size} bytes); a new workload's "
+                "volume takes a size of 0 (unlimited) or more, only calculate-realloc takes a negative change: "
+                "invalid volume"
+            )
+    return request.validated()
+
+
+class AddNode(params.AddNode):
+    __slots__ = ()
+
+    def record(self) -> StorageRecord:
+        """The new node's record: the request's resource (with no storage and no volumes, 80% of the
+        engine's ``StorageTotal``); nothing used."""
+        capacity = NodeRequest.parse(self.resource or {}).capacity_for_add(storage_total(self.info))
+        return StorageRecord(capacity, NodeResource())
+
+
+class SetInfo:
+    """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage`` in stored form."""
+
+    __slots__ = ("nodename", "record")
+
+    def __init__(self, nodename: str, record: StorageRecord) -> None:
+        self.nodename = nodename
+        self.record = record
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> SetInfo:
+        nodename = params.nodename(doc)
+        capacity = stored_form(params.obj(doc, "capacity"), "capacity")
+        return cls(nodename, StorageRecord(capacity, stored_form(params.obj(doc, "usage"), "usage")))
+
+
+class NodeWorkloads(params.NodeWorkloads):
+    __slots__ = ()
+
+    def held(self) -> list[WorkloadResource]:
+        return [workload(doc) for doc in self.workloads]
+
+
+class SetCapacity:
+    """set-node-resource-capacity's request: ``request`` (request form, wins) or ``resource`` (stored
+    form); a rollback's snapshot is the ``resource``, restored as it is."""
+
+    __slots__ = ("delta", "incr", "nodename", "request", "resource")
+
+    def __init__(
+        self, nodename: str, request: NodeRequest | None, resource: NodeResource | None, delta: bool, incr: bool
+    ) -> None:
+        self.nodename = nodename
+        self.request = request
+        self.resource = resource
+        self.delta = delta
+        self.incr = incr
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> SetCapacity:
+        nodename = params.nodename(doc)
+        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
+        restored = rollback_resource(doc.get("resource"), doc.get("resource_request"), delta, incr)
+        if restored is not None:
+            return cls(nodename, None, restored, delta, incr)
+        request = request_param(doc, "resource_request")
+        resource = resource_param(doc, "resource")
+        check_rm_disks(request, delta)
+        return cls(nodename, request, resource, delta, incr)
+
+
+class SetUsage:
+    """set-node-resource-usage's request: ``resource_request`` (else ``resource``) wins over the workloads."""
+
+    __slots__ = ("delta", "incr", "nodename", "resource", "workloads")
+
+    def __init__(
+        self,
+        nodename: str,
+        resource: NodeResource | None,
+        workloads: list[WorkloadResource],
+        delta: bool,
+        incr: bool,
+    ) -> None:
+        self.nodename = nodename
+        self.resource = resource
+        self.workloads = workloads
+        self.delta = delta
+        self.incr = incr
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> SetUsage:
+        nodename = params.nodename(doc)
+        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
+        request = request_param(doc, "resource_request")
+        resource = request.as_resource() if request is not None else resource_param(doc, "resource")
+        return cls(nodename, resource, params.workloads(doc, workload), delta, incr)
+
+
+class DeployCapacity:
+    """get-nodes-deploy-capacity's request: the nodes (decision 13: ``[]`` is none) and one workload's request."""
+
+    __slots__ = ("nodenames", "request")
+
+    def __init__(self, nodenames: list[str], request: WorkloadRequest) -> None:
+        self.nodenames = nodenames
+        self.request = request
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> DeployCapacity:
+        nodenames = params.bulk_nodenames(doc)
+        return cls(nodenames, new_workload(doc, "workload_resource"))
+
+
+class Deploy:
+    """calculate-deploy's request: ``count`` workloads of the validated ``request`` on one node."""
+
+    __slots__ = ("count", "nodename", "request")
+
+    def __init__(self, nodename: str, count: int, request: WorkloadRequest) -> None:
+        self.nodename = nodename
+        self.count = count
+        self.request = request
+
+    @classmethod
+    def from_json(cls, doc: JSONObject, limits: DeployLimits) -> Deploy:
+        nodename = params.nodename(doc)
+        count = params.deploy_count(doc, limits)
+        return cls(nodename, count, new_workload(doc, "workload_resource_request"))
+
+
+class Realloc:
+    """calculate-realloc's request: the change (``request``, parsed, validated once merged with what the
+    workload holds) to what the workload holds (``origin``)."""
+
+    __slots__ = ("nodename", "origin", "request")
+
+    def __init__(self, nodename: str, request: WorkloadRequest, origin: WorkloadResource) -> None:
+        self.nodename = nodename
+        self.request = request
+        self.origin = origin
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Realloc:
+        nodename = params.nodename(doc)
+        request = WorkloadRequest.parse(params.obj(doc, "workload_resource_request") or {})
+        return cls(nodename, request, WorkloadResource.from_json(params.obj(doc, "workload_resource")))

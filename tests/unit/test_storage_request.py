@@ -1,0 +1,330 @@
+"""The storage request values read what the handlers read from the request dict before them, and refuse
+what they refused with the same message, first failure first.
+
+``old_*`` below are the handlers' reading as it was, step by step; hypothesis feeds both the same
+mutated requests.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resource_extend import params
+from resource_extend.errors import PluginError
+from resource_extend.storage import request
+from resource_extend.storage.record import NodeResource, StorageRecord
+from resource_extend.storage.request import NodeRequest, WorkloadRequest, rollback_resource
+from resource_extend.storage.workload import WorkloadResource
+
+
+class Limits:
+    def __init__(self, max_deploy_count: int = 10, path: str = "storage.yaml") -> None:
+        self.max_deploy_count = max_deploy_count
+        self.path = path
+
+
+LIMITS = Limits()
+
+
+# -- the reading as the handlers did it --------------------------------------------------------------
+
+
+def old_deploy_count(req: dict[str, Any], limits: Limits) -> int:
+    value = req.get("deploy_count")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
+    count = int(value)
+    bound = min(limits.max_deploy_count, 100000)
+    if count < 0:
+        raise PluginError(f"deploy_count {count}: want a non-negative integer")
+    if count > bound:
+        raise PluginError(
+            f"deploy_count {count} is more than one call plans ({bound}: scheduler.max_deploy_count of "
+            f"{limits.path} is {limits.max_deploy_count}, and never above 100000): "
+            f"not enough resource; deploy at most {bound} workloads per node and call"
+        )
+    return count
+
+
+def old_storage_total(info: dict[str, Any]) -> int:
+    value = info.get("StorageTotal")
+    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
+
+
+def old_workloads(req: dict[str, Any]) -> list[WorkloadResource]:
+    return [WorkloadResource.from_json(item) for item in params.obj_list(req, "workloads_resource") or []]
+
+
+def old_resource_param(req: dict[str, Any], key: str) -> NodeResource | None:
+    value = params.obj(req, key)
+    return None if value is None else NodeResource.from_json(value, key)
+
+
+def old_request_param(req: dict[str, Any], key: str) -> NodeRequest | None:
+    value = params.obj(req, key)
+    return None if value is None else NodeRequest.parse(value)
+
+
+def old_check_rm_disks(req: NodeRequest | None, delta: bool) -> None:
+    if req is not None and req.rm_disks and delta:
+        removed = ",".join(req.rm_disks)
+        raise PluginError(f'invalid engine args: rm-disks "{removed}" cannot be used with delta')
+
+
+def old_workload_request(req: dict[str, Any], key: str) -> WorkloadRequest:
+    parsed = WorkloadRequest.parse(params.obj(req, key) or {})
+    for binding in (*parsed.volumes_request, *parsed.volumes_limit):
+        if binding.size < 0:
+            raise PluginError(
+                f"{key}: volume {str(binding)!r} has a negative size ({binding.size} bytes); a new workload's "
+                "volume takes a size of 0 (unlimited) or more, only calculate-realloc takes a negative change: "
+                "invalid volume"
+            )
+    return parsed.validated()
+
+
+def old_add_node(req: dict[str, Any]) -> tuple[Any, ...]:
+    node = params.nodename(req)
+    info = params.engine_info(req)
+    capacity = NodeRequest.parse(params.obj(req, "resource") or {}).capacity_for_add(old_storage_total(info))
+    return node, info, StorageRecord(capacity, NodeResource())
+
+
+def old_set_info(req: dict[str, Any]) -> tuple[Any, ...]:
+    node = params.nodename(req)
+    capacity = NodeResource.from_json(params.obj(req, "capacity") or {}, "capacity")
+    return node, StorageRecord(capacity, NodeResource.from_json(params.obj(req, "usage") or {}, "usage"))
+
+
+def old_node_workloads(req: dict[str, Any]) -> tuple[Any, ...]:
+    return params.nodename(req), old_workloads(req)
+
+
+def old_set_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
+    node = params.nodename(req)
+    delta, incr = params.flag(req, "delta"), params.flag(req, "incr")
+    restored = rollback_resource(req.get("resource"), req.get("resource_request"), delta, incr)
+    node_request: NodeRequest | None = None
+    if restored is not None:
+        resource: NodeResource | None = restored
+    else:
+        node_request = old_request_param(req, "resource_request")
+        resource = old_resource_param(req, "resource")
+    old_check_rm_disks(node_request, delta)
+    return node, node_request, resource, delta, incr
+
+
+def old_set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
+    node = params.nodename(req)
+    delta, incr = params.flag(req, "delta"), params.flag(req, "incr")
+    node_request = old_request_param(req, "resource_request")
+    resource = node_request.as_resource() if node_request is not None else old_resource_param(req, "resource")
+    return node, resource, old_workloads(req), delta, incr
+
+
+def old_deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
+    nodes = params.bulk_nodenames(req)
+    return nodes, old_workload_request(req, "workload_resource")
+
+
+def old_deploy(req: dict[str, Any]) -> tuple[Any, ...]:
+    node = params.nodename(req)
+    count = old_deploy_count(req, LIMITS)
+    return node, count, old_workload_request(req, "workload_resource_request")
+
+
+def old_realloc(req: dict[str, Any]) -> tuple[Any, ...]:
+    node = params.nodename(req)
+    change = WorkloadRequest.parse(params.obj(req, "workload_resource_request") or {})
+    return node, change, WorkloadResource.from_json(params.obj(req, "workload_resource"))
+
+
+# -- the same, through the request values ------------------------------------------------------------
+
+
+def new_add_node(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.AddNode.from_json(req)
+    return value.nodename, value.info, value.record()
+
+
+def new_set_info(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.SetInfo.from_json(req)
+    return value.nodename, value.record
+
+
+def new_node_workloads(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.NodeWorkloads.from_json(req)
+    return value.nodename, value.held()
+
+
+def new_set_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.SetCapacity.from_json(req)
+    return value.nodename, value.request, value.resource, value.delta, value.incr
+
+
+def new_set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.SetUsage.from_json(req)
+    return value.nodename, value.resource, value.workloads, value.delta, value.incr
+
+
+def new_deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.DeployCapacity.from_json(req)
+    return value.nodenames, value.request
+
+
+def new_deploy(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.Deploy.from_json(req, LIMITS)
+    return value.nodename, value.count, value.request
+
+
+def new_realloc(req: dict[str, Any]) -> tuple[Any, ...]:
+    value = request.Realloc.from_json(req)
+    return value.nodename, value.request, value.origin
+
+
+READERS = {
+    "add-node": (old_add_node, new_add_node),
+    "set-node-resource-info": (old_set_info, new_set_info),
+    "get-node-resource-info": (old_node_workloads, new_node_workloads),
+    "set-node-resource-capacity": (old_set_capacity, new_set_capacity),
+    "set-node-resource-usage": (old_set_usage, new_set_usage),
+    "get-nodes-deploy-capacity": (old_deploy_capacity, new_deploy_capacity),
+    "calculate-deploy": (old_deploy, new_deploy),
+    "calculate-realloc": (old_realloc, new_realloc),
+}
+
+
+def outcome(read: Any, req: dict[str, Any]) -> tuple[str, Any]:
+    # Not only PluginError: a request the schema would have refused may fail otherwise, and must fail alike.
+    try:
+        return "read", read(req)
+    except Exception as error:
+        return type(error).__name__, str(error)
+
+
+# -- mutated requests ----------------------------------------------------------------------------------
+
+scalars: st.SearchStrategy[Any] = st.sampled_from(
+    [None, True, False, 0, 1, -1, 2.5, "", "n1", "2", "-3", "x", [], {}, ["n1"], ["n1", 7]]
+)
+sizes: st.SearchStrategy[Any] = st.sampled_from(
+    [None, 0, 1, -1, 1024, 2.0, 2.5, 2**63, "1G", "1T", "-1G", "", "10X", "1e3", True]
+)
+node_volumes = st.sampled_from(["/data0:1T", "/data1:100G", "/data0", "data0:1G", "/d:x", "/a,b:1G", "/data0:-1G"])
+bindings = st.sampled_from(
+    ["AUTO:/d:rw:1G", "AUTO:/e:ro:100", "/data0:/d:rw:1G", "AUTO:/d:rw:-1G", "AUTO:/d:rrw:1G", "::bad::", "AUTO:/d"]
+)
+disks = st.sampled_from(["/dev/vda:/,/data0:1000:1000:1G:1G", "/dev/vdb:/data1:1:1:1:1", "bad", "/dev/vdc:/x:a:b:c:d"])
+string_lists = st.lists(node_volumes | bindings | disks | scalars, max_size=3)
+request_form = st.fixed_dictionaries(
+    {},
+    optional={
+        "volumes": st.lists(node_volumes | bindings | scalars, max_size=3) | scalars,
+        "volumes-request": st.lists(bindings, max_size=2),
+        "volumes-limit": st.lists(bindings, max_size=2),
+        "storage": sizes,
+        "storage-request": sizes,
+        "storage-limit": sizes,
+        "disks": st.lists(disks | scalars, max_size=2) | scalars,
+        "rm-disks": st.sampled_from(["/dev/vda", "/dev/vda,/dev/vdb", "", None, 5]),
+    },
+)
+stored_form = st.fixed_dictionaries(
+    {},
+    optional={
+        "volumes": st.sampled_from([{}, {"/data0": 1024}, {"/data0": "1G"}, None, ["/data0:1G"]]),
+        "disks": st.sampled_from([[], None, [{"device": "/dev/vda", "mounts": ["/"]}], "x"]),
+        "storage": sizes,
+    },
+)
+workload_form = st.fixed_dictionaries(
+    {},
+    optional={
+        "volumes_request": st.lists(bindings, max_size=2) | scalars,
+        "volumes_limit": st.lists(bindings, max_size=2),
+        "volume_plan_request": st.sampled_from([{}, None, {"AUTO:/d:rw:1G": {"/data0": 1073741824}}, []]),
+        "storage_request": sizes,
+        "storage_limit": sizes,
+        "disks_request": st.sampled_from([[], None, "x"]),
+    },
+)
+resources: st.SearchStrategy[Any] = request_form | stored_form | workload_form | scalars
+info = st.one_of(
+    scalars,
+    st.fixed_dictionaries({}, optional={"Type": scalars, "NCPU": scalars, "StorageTotal": scalars | sizes}),
+)
+FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "nodename": scalars | st.just("node-1"),
+    "nodenames": scalars | st.lists(scalars, max_size=3),
+    "info": info,
+    "resource": resources,
+    "resource_request": resources,
+    "capacity": stored_form | scalars,
+    "usage": stored_form | scalars,
+    "workloads_resource": st.lists(workload_form | scalars, max_size=3) | scalars,
+    "workload_resource": request_form | workload_form | scalars,
+    "workload_resource_request": request_form | scalars,
+    "delta": scalars,
+    "incr": scalars,
+    "deploy_count": scalars | st.sampled_from([11, 10, 10**6]),
+}
+requests = st.fixed_dictionaries({}, optional=FIELDS)
+
+
+@pytest.mark.parametrize("verb", sorted(READERS))
+@settings(max_examples=300, deadline=None)
+@given(req=requests)
+def test_each_request_value_reads_and_refuses_what_the_handler_read_and_refused(verb: str, req: dict[str, Any]) -> None:
+    old, new = READERS[verb]
+    assert outcome(new, req) == outcome(old, req)
+
+
+def test_add_node_decodes_its_resource_only_when_the_record_is_asked_for() -> None:
+    # The store's "node already exists" must answer before a bad resource is refused, as in the reference.
+    value = request.AddNode.from_json({"nodename": "n1", "resource": {"volumes": ["bad"]}})
+    assert value.nodename == "n1"
+    with pytest.raises(PluginError, match="invalid volume"):
+        value.record()
+
+
+def test_add_node_takes_80_percent_of_the_engines_storage_when_the_request_has_none() -> None:
+    value = request.AddNode.from_json({"nodename": "n1", "info": {"StorageTotal": 1000}})
+    assert value.record() == StorageRecord(NodeResource({}, [], 800), NodeResource())
+
+
+def test_node_workloads_parse_only_when_held_is_asked_for() -> None:
+    value = request.NodeWorkloads.from_json({"nodename": "n1", "workloads_resource": [{"volumes_request": ["::"]}]})
+    assert value.nodename == "n1"
+    with pytest.raises(PluginError):
+        value.held()
+
+
+def test_a_rollback_snapshot_is_restored_as_it_is() -> None:
+    snapshot = {"volumes": {"/data0": 1024}, "disks": [], "storage": 2048}
+    value = request.SetCapacity.from_json({"nodename": "n1", "resource_request": snapshot})
+    assert value.request is None
+    assert value.resource == NodeResource({"/data0": 1024}, [], 2048)
+
+
+def test_rm_disks_with_delta_is_refused_as_the_request_is_read() -> None:
+    req = {"nodename": "n1", "resource_request": {"rm-disks": "/dev/vda"}, "delta": True}
+    with pytest.raises(PluginError, match=re.escape('rm-disks "/dev/vda" cannot be used with delta')):
+        request.SetCapacity.from_json(req)
+
+
+def test_set_usage_reads_no_stored_form_resource_when_a_request_is_given() -> None:
+    req = {"nodename": "n1", "resource_request": {"storage": "1K"}, "resource": {"storage": "not stored form"}}
+    assert request.SetUsage.from_json(req).resource == NodeResource({}, [], 1024)
+
+
+def test_a_new_workload_with_a_negative_volume_is_refused() -> None:
+    req = {"nodename": "n1", "workload_resource_request": {"volumes": ["AUTO:/d:rw:-1G"]}}
+    with pytest.raises(PluginError, match="negative size"):
+        request.Deploy.from_json(req, LIMITS)
