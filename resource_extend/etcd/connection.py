@@ -27,7 +27,9 @@ class Connection:
         self.sent = False
         self.answered = False
         self._sock = sock
-        self._buf = b""
+        # A bytearray: appending a chunk and dropping what was read are amortized O(1), where bytes would
+        # copy the whole buffer per 64 KiB chunk (a 10,000-node range read is ~13 MB: quadratic).
+        self._buf = bytearray()
 
     @classmethod
     def open(cls, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> Connection:
@@ -99,14 +101,16 @@ class Connection:
         while True:
             at = self._buf.find(marker)
             if at >= 0:
-                head, self._buf = self._buf[:at], self._buf[at + len(marker) :]
+                head = bytes(self._buf[:at])
+                del self._buf[: at + len(marker)]
                 return head
             self._fill()
 
     def _exactly(self, n: int) -> bytes:
         while len(self._buf) < n:
             self._fill()
-        data, self._buf = self._buf[:n], self._buf[n:]
+        data = bytes(self._buf[:n])
+        del self._buf[:n]
         return data
 
     def _chunked(self) -> bytes:
@@ -124,7 +128,8 @@ class Connection:
             try:
                 self._fill()
             except ConnectionError:
-                data, self._buf = self._buf, b""
+                data = bytes(self._buf)
+                self._buf.clear()
                 return data
 
 
