@@ -25,7 +25,7 @@ def is_decimal(text: str) -> bool:
     """strconv.ParseInt's base-10 syntax, ``[+-]?[0-9]+`` in ASCII digits.
 
     Written by hand rather than as a regular expression: ``re`` would be one more import every call pays.
-    tests/unit/test_decoding_syntax.py holds both functions to the expressions in their docstrings.
+    tests/unit/test_decoding.py holds both functions to the expressions in their docstrings.
     """
     digits = text[1:] if text[:1] in ("+", "-") else text
     return digits.isascii() and digits.isdigit()

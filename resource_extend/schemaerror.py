@@ -64,7 +64,7 @@ def _absolute_path(text: str) -> bool:
 
 
 # The patterns the schemas use (as fastjsonschema compiles them: '$' becomes '\Z'), each answered without
-# loading ``re`` (with enum and functools, several milliseconds of a call). tests/unit/test_schema_patterns.py
+# loading ``re`` (with enum and functools, several milliseconds of a call). tests/unit/test_schemaerror.py
 # holds every entry to the regular expression it stands for, and every schema pattern to having an entry.
 KNOWN_PATTERNS: dict[str, Callable[[str], bool]] = {
     "^[0-9]+\\Z": _digits,

@@ -10,11 +10,19 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
+from hypothesis import strategies as st
 
+from resource_extend import decoding
+from resource_extend.decoding import INT64_MAX, INT64_MIN
+from resource_extend.errors import PluginError
+from resource_extend.gpu import prodmap
 from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
+from resource_extend.storage.binding import VolumeBinding
+from resource_extend.storage.disk import Disk
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 
@@ -112,3 +120,78 @@ def race(exe: str, work: Path, request: Any, writers: int, rounds: int) -> list[
     for thread in threads:
         thread.join()
     return failures
+
+
+# -- shared by the unit test files (tests/unit/<package>/test_<module>.py) ---------------------------------
+
+KiB, MiB, GiB, TiB = 1 << 10, 1 << 20, 1 << 30, 1 << 40
+
+# Record numbers at int64's edges, for the checks of what a record may hold (gpu and storage test_record).
+INT64_EDGES = st.integers(-3, 3) | st.integers(INT64_MAX - 1, INT64_MAX + 2) | st.integers(-(2**63) - 2, -(2**63) + 1)
+
+# Numbers as they may stand in a record some other writer stored: mostly plain, some not (decoding's fast
+# path for stored ints, and the gpu and storage records decoded with and without it).
+record_numbers: st.SearchStrategy[Any] = st.one_of(
+    st.integers(min_value=INT64_MIN, max_value=INT64_MAX),
+    st.integers(min_value=INT64_MAX - 2, max_value=INT64_MAX + 2)
+    | st.integers(max_value=INT64_MIN + 2, min_value=INT64_MIN - 2),
+    st.sampled_from([3.0, 1e3, 1.5, float(2**63), True, False, None, "7", [], {}]),
+)
+
+
+def decode_outcome(decode: Callable[[], Any]) -> object:
+    """What decoding gives: the decoded value's JSON, or the refusal."""
+    try:
+        return decode().to_json()
+    except PluginError as error:
+        return ("refused", str(error))
+
+
+def without_fast_path(monkeypatch: pytest.MonkeyPatch, decode: Callable[[], Any]) -> object:
+    """``decode_outcome`` with decoding's fast path for plain int64s switched off."""
+    with monkeypatch.context() as patched:
+        patched.setattr(decoding, "plain_int64s", lambda values: False)
+        patched.setattr(prodmap, "plain_int64s", lambda values: False)
+        return decode_outcome(decode)
+
+
+def storage_record(capacity: dict[str, Any], usage: dict[str, Any]) -> StorageRecord:
+    """A storage record read from these capacity and usage sides, as the store would decode them."""
+    return StorageRecord.from_json({"capacity": capacity, "usage": usage})
+
+
+def binding(text: str) -> VolumeBinding:
+    return VolumeBinding.parse(text)
+
+
+def disk(device: str, mounts: list[str] | None = None, *quota: int) -> Disk:
+    return Disk(device, mounts, *quota)
+
+
+# Two disks as an engine reports them, and a node of four 1 TiB volumes (the storage verbs' tests).
+VDA = {
+    "device": "/dev/vda",
+    "mounts": ["/", "/data0"],
+    "read_IOPS": 1000,
+    "write_IOPS": 1000,
+    "read_bps": GiB,
+    "write_bps": GiB,
+}
+VDB = {"device": "/dev/vdb", "mounts": ["/data1"], "read_IOPS": 10, "write_IOPS": 10, "read_bps": 0, "write_bps": 0}
+
+
+def node(volumes: dict[str, int], storage: int, used: dict[str, int] | None = None, disks: Any = ()) -> StorageRecord:
+    return StorageRecord.from_json(
+        {
+            "capacity": {"volumes": volumes, "disks": list(disks), "storage": storage},
+            "usage": {"volumes": used or {}, "disks": [], "storage": sum((used or {}).values())},
+        }
+    )
+
+
+FOUR = node({f"/data{i}": TiB for i in range(4)}, 4 * TiB)
+
+
+def capacity_of(record: StorageRecord) -> NodeResource:
+    assert record.capacity is not None
+    return record.capacity

@@ -1,8 +1,10 @@
-"""Test modules share helpers through tests/support.py, never by importing one another or conftest."""
+"""Test modules share helpers through tests/support.py, never by importing one another or conftest; unit test
+files mirror the modules they test."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from tests.support import ROOT
 
@@ -17,3 +19,34 @@ def test_no_test_module_imports_another_or_conftest() -> None:
         for match in CROSS_IMPORT.finditer(path.read_text())
     ]
     assert not offenders, offenders
+
+
+UNIT = ROOT / "tests" / "unit"
+
+
+def module_under_test(test_file: Path) -> Path | None:
+    """The module tests/unit/<path>/test_<name>.py tests: resource_extend/<path>/<name>.py.
+
+    A module with two distinct kinds of test may have test_<module>_<aspect>.py beside test_<module>.py; the
+    longest <module> that exists is the one tested, so an aspect never hides a module of the longer name.
+    """
+    package = ROOT / "resource_extend" / test_file.parent.relative_to(UNIT)
+    words = test_file.stem[len("test_") :].split("_")
+    for end in range(len(words), 0, -1):
+        module = package / ("_".join(words[:end]) + ".py")
+        if module.is_file():
+            return module
+    return None
+
+
+def test_unit_test_files_mirror_the_modules_they_test() -> None:
+    test_files = sorted(UNIT.rglob("test_*.py"))
+    assert test_files
+    orphans = [str(path.relative_to(ROOT)) for path in test_files if module_under_test(path) is None]
+    assert not orphans, f"name each after the module it tests, resource_extend/<path>/<module>.py: {orphans}"
+
+
+def test_every_unit_test_directory_is_a_package() -> None:
+    # Files of the same name in two directories (gpu/test_record.py, storage/test_record.py) import apart only so.
+    directories = {path.parent for path in UNIT.rglob("*.py")}
+    assert [str(d.relative_to(ROOT)) for d in sorted(directories) if not (d / "__init__.py").is_file()] == []

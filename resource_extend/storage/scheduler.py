@@ -10,7 +10,7 @@ Speed comes from doing less, never from different answers: a pass records only t
 count never builds plans, the mount-only case uses the reference's closed form, and the best-fit
 enumeration charges a run of identical attempts at once (``_repeats``) instead of simulating each. The
 property tests compare all of it with a plain transcription of the spec's loop, and the enumeration
-with the attempt-by-attempt simulation it replaced (tests/unit/test_capacity_without_simulation.py).
+with the attempt-by-attempt simulation it replaced (tests/unit/storage/test_scheduler_simulation.py).
 """
 
 from __future__ import annotations

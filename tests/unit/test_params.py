@@ -56,13 +56,3 @@ def test_strict_int_accepts_integral_doubles_only() -> None:
     for bad in (1.5, float("inf"), 2**63, "1", None, True):
         with pytest.raises(PluginError):
             params.strict_int(bad, "x")
-
-
-def test_metrics_requests_take_both_shapes_and_null_entries() -> None:
-    from resource_extend.metrics import metrics_nodes
-
-    assert metrics_nodes({"nodes": [{"podname": "p", "nodename": "n"}, None]}) == [("p", "n"), ("", "")]
-    assert metrics_nodes({"podname": "p", "nodename": "n"}) == [("p", "n")]
-    assert metrics_nodes({"nodes": None}) == [] and metrics_nodes({}) == []
-    with pytest.raises(PluginError, match="podname and nodename must be strings"):
-        metrics_nodes({"nodes": [{"nodename": 5}]})

@@ -2,18 +2,21 @@
 
 They replace ``re`` on the call path, so a slip would silently widen or narrow what a request or a
 stored record may hold; this compares them with the expressions over every short string of the
-relevant alphabet and over drawn text.
+relevant alphabet and over drawn text. ``plain_int64s``, the fast path for a stored record's numbers,
+must hold exactly for the ints a field reader returns unchanged.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.decoding import is_decimal, is_go_float
+from resource_extend.decoding import INT64_MAX, INT64_MIN, is_decimal, is_go_float, plain_int64s
+from tests.support import record_numbers as numbers
 
 DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
 GO_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -41,3 +44,10 @@ def test_float_syntax_matches_strconv_parse_float_expression_exhaustively() -> N
 def test_both_syntaxes_match_their_expressions_on_drawn_text(text: str) -> None:
     assert is_decimal(text) == bool(DECIMAL.match(text))
     assert is_go_float(text) == bool(GO_FLOAT.match(text))
+
+
+@given(values=st.lists(numbers, max_size=6))
+def test_plain_int64s_holds_exactly_for_ints_a_field_reader_returns_unchanged(values: list[Any]) -> None:
+    unchanged = all(type(value) is int and INT64_MIN <= value <= INT64_MAX for value in values)
+    assert plain_int64s(values) is unchanged
+    assert plain_int64s(dict(enumerate(values)).values()) is unchanged

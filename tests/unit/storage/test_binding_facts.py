@@ -25,7 +25,7 @@ from resource_extend.storage.size import parse_size
 from resource_extend.storage.volume import volumes_add, volumes_sub, volumes_total
 from resource_extend.storage.workload import disks_limit
 
-FACTS_PATH = Path(__file__).resolve().parents[1] / "vectors" / "storage-parsing.json"
+FACTS_PATH = Path(__file__).resolve().parents[2] / "vectors" / "storage-parsing.json"
 FACTS: list[dict[str, Any]] = json.loads(FACTS_PATH.read_text())
 
 EXPECTED_COUNTS = {

@@ -39,7 +39,7 @@ def on(
     return StorageRecord(NodeResource(capacity_volumes, capacity_disks), NodeResource(usage_volumes, usage_disks))
 
 
-VECTORS = Path(__file__).resolve().parent.parent / "vectors" / "storage-scheduler.jsonl"
+VECTORS = Path(__file__).resolve().parents[2] / "vectors" / "storage-scheduler.jsonl"
 Node = tuple[dict[str, int], dict[str, int], list[Disk], list[Disk]]
 
 

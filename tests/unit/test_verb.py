@@ -1,4 +1,5 @@
-"""Both plugins' verb tables: the same verbs in the same order, every handler importable."""
+"""Both plugins' verb tables: the same verbs in the same order, every handler importable, each record type
+reachable through the table."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from resource_extend.gpu.record import GpuRecord
 from resource_extend.gpu.verbs import PLUGIN as GPU
 from resource_extend.storage.verbs import PLUGIN as STORAGE
 from resource_extend.verb import Plugin
+from tests.support import storage_record as _storage
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 
@@ -40,3 +43,13 @@ def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[A
         assert callable(getattr(calculate, name)), name
     assert callable(plugin.metrics.metric_rows)
     assert [row["name"] for row in plugin.metrics.METRICS_DESCRIPTION]
+
+
+def test_each_plugins_record_type_offers_problems() -> None:
+    # A check of the whole store can go through the plugin's table: plugin.record.problems(record).
+    from resource_extend.gpu.verbs import PLUGIN as GPU
+    from resource_extend.storage.verbs import PLUGIN as STORAGE
+
+    assert GPU.record.problems(GpuRecord({"a": 1}, {"a": 2}))
+    assert STORAGE.record.problems(_storage({"storage": 1}, {"storage": 2}))
+    assert GPU.record.problems(GPU.record.decode(b'{"capacity":{"prod_count_map":{"a":1}}}')) == []

@@ -1,8 +1,9 @@
-"""The storage request values read what the handlers read from the request dict before them, and refuse
-what they refused with the same message, first failure first.
+"""Storage requests (storage/request.py): workload and node requests against the tables and examples of
+spec/storage-types.md, and the request values each verb reads once.
 
-``old_*`` below are the handlers' reading as it was, step by step; hypothesis feeds both the same
-mutated requests.
+The request values read what the handlers read from the request dict before them, and refuse what they
+refused with the same message, first failure first. ``old_*`` below are the handlers' reading as it was,
+step by step; hypothesis feeds both the same mutated requests.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from hypothesis import strategies as st
 from resource_extend import params
 from resource_extend.errors import PluginError
 from resource_extend.storage import request
+from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.request import NodeRequest, WorkloadRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
+from tests.support import GiB, TiB, disk
 
 
 class Limits:
@@ -328,3 +331,232 @@ def test_a_new_workload_with_a_negative_volume_is_refused() -> None:
     req = {"nodename": "n1", "workload_resource_request": {"volumes": ["AUTO:/d:rw:-1G"]}}
     with pytest.raises(PluginError, match="negative size"):
         request.Deploy.from_json(req, LIMITS)
+
+
+# §5 workload requests ------------------------------------------------------------------------------------
+
+
+def test_workload_request_aliases_pick_the_first_non_empty_list() -> None:
+    request = WorkloadRequest.parse(
+        {
+            "volumes-request": [],
+            "volume-request": ["AUTO:/dir:rw:1G", 7],
+            "volumes": "not a list",
+            "volume": ["AUTO:/dir:rw:2G"],
+            "volume-limit": ["AUTO:/dir:rw:3G"],
+        }
+    )
+    assert [b.size for b in request.volumes_request] == [GiB]
+    assert [b.size for b in request.volumes_limit] == [2 * GiB]
+
+
+def test_workload_request_uses_the_limits_as_requests_when_only_limits_are_given() -> None:
+    request = WorkloadRequest.parse({"volumes": ["AUTO:/dir:rw:1G"]})
+    assert request.volumes_request == request.volumes_limit
+    assert request.volumes_request[0] is not request.volumes_limit[0]
+
+
+def test_workload_request_storage_key_overrides_request_and_limit() -> None:
+    both = {"storage-request": "5G", "storage-limit": "5G"}
+    assert WorkloadRequest.parse({**both, "storage": "1G"}).storage_request == GiB
+    assert WorkloadRequest.parse({**both, "storage": None}).storage_limit == 0
+    assert WorkloadRequest.parse({**both, "storage": 2 * GiB}).storage_request == 2 * GiB
+    assert WorkloadRequest.parse({"storage-request": float(GiB)}).storage_request == GiB
+
+
+def test_workload_request_parse_errors_are_verb_errors() -> None:
+    with pytest.raises(PluginError, match="invalid volume"):
+        WorkloadRequest.parse({"volumes": ["bad"]})
+    with pytest.raises(PluginError, match="invalid size"):
+        WorkloadRequest.parse({"storage": "xx"})
+
+
+CONSEQUENCES: list[tuple[dict[str, Any], int, int]] = [
+    ({"volumes": ["/src:/dst:rw:1G"], "storage": "1G"}, 2 * GiB, 2 * GiB),
+    ({"volumes-request": ["/src:/dst:rw:2G"], "volumes": ["/src:/dst:rw:1G"]}, 2 * GiB, 2 * GiB),
+    ({"volumes-request": ["/src:/dst:rw:1G"], "volumes": ["/src:/dst:rw"]}, GiB, 0),
+    ({"volumes": ["/src:/dst"], "storage-request": "1G"}, GiB, 0),
+    ({"volumes": ["/src:/dst"], "storage-limit": "1G"}, GiB, GiB),
+    ({"volumes": ["/src:/dst"], "storage-request": "2G", "storage-limit": "1G"}, 2 * GiB, 2 * GiB),
+    (
+        {"volumes": ["/src:/dst"], "storage-request": "5G", "storage-limit": "5G", "storage": "1G"},
+        GiB,
+        GiB,
+    ),
+]
+
+
+@pytest.mark.parametrize(("req", "storage_request", "storage_limit"), CONSEQUENCES)
+def test_validation_settles_and_folds_storage_as_the_consequences_table(
+    req: dict[str, Any], storage_request: int, storage_limit: int
+) -> None:
+    request = WorkloadRequest.parse(req).validated()
+    assert (request.storage_request, request.storage_limit) == (storage_request, storage_limit)
+
+
+def test_deploy_capacity_request_folds_the_monopoly_size_into_storage() -> None:
+    req = {"volumes": ["AUTO:/dir0:rwm:1G"], "storage": "1099511627776"}
+    assert WorkloadRequest.parse(req).validated().storage_request == TiB + GiB
+
+
+def test_validation_raises_limits_to_requests() -> None:
+    request = WorkloadRequest.parse(
+        {
+            "volume-request": ["AUTO:/dir:rw:2G:100:100:0:0"],
+            "volume-limit": ["AUTO:/dir:rw:1G:50:50:0:0"],
+            "storage-request": "2G",
+            "storage-limit": "1G",
+        }
+    ).validated()
+    assert request.volumes_limit[0].size == 2 * GiB
+    assert request.volumes_limit[0].read_iops == 100
+    assert request.storage_request == request.storage_limit
+
+
+def test_validation_sorts_both_lists_by_stored_form() -> None:
+    request = WorkloadRequest.parse({"volumes": ["AUTO:/b:rw:1G", "AUTO:/a:rw:2G", "/m:/c"]}).validated()
+    assert [b.destination for b in request.volumes_request] == ["/c", "/a", "/b"]
+    assert [b.to_string() for b in request.volumes_limit] == [b.to_string() for b in request.volumes_request]
+
+
+def test_validation_never_changes_the_request_it_is_called_on() -> None:
+    request = WorkloadRequest.parse({"volume-request": ["AUTO:/b:rw:2G", "AUTO:/a:rw:1G"], "volume": []})
+    request.volumes_limit = parse_bindings(["AUTO:/b:rw:1G", "AUTO:/a:rw:1G"])
+    before = [b.to_string() for b in request.volumes_limit]
+    request.validated()
+    assert [b.to_string() for b in request.volumes_limit] == before
+
+
+def test_validation_without_folding_keeps_storage_as_given() -> None:
+    request = WorkloadRequest.parse({"volumes": ["AUTO:/dir:rw:1G"], "storage-request": "1G"})
+    assert request.validated().storage_request == 2 * GiB
+    assert request.validated(fold=False).storage_request == GiB
+
+
+def test_empty_request_is_valid_and_untouched() -> None:
+    assert WorkloadRequest.parse({}).validated() == WorkloadRequest()
+
+
+@pytest.mark.parametrize(
+    ("request_list", "limit_list"),
+    [
+        (["AUTO:/dir1:rw:1G", "AUTO:/dir2:rw:1G"], ["AUTO:/dir1:rw:1G"]),
+        (["AUTO:/dir1:rw:1G"], ["AUTO:/other:rw:1G"]),
+        (["AUTO:/dir:mrw"], ["AUTO:/dir:mrw"]),
+        (["AUTO:/dir:rw:0:-1:0:0:0"], ["AUTO:/dir:rw:0:-1:0:0:0"]),
+    ],
+)
+def test_validation_rejects_unpaired_or_invalid_bindings_as_invalid_volume(
+    request_list: list[str], limit_list: list[str]
+) -> None:
+    request = WorkloadRequest(parse_bindings(request_list), parse_bindings(limit_list))
+    with pytest.raises(PluginError, match="invalid volume"):
+        request.validated()
+
+
+def test_request_only_bindings_fail_with_a_length_mismatch() -> None:
+    with pytest.raises(PluginError, match="different length"):
+        WorkloadRequest.parse({"volumes-request": ["AUTO:/d:rw:1G"]}).validated()
+
+
+def test_negative_storage_is_invalid_storage_but_a_volume_error_wins() -> None:
+    with pytest.raises(PluginError, match="invalid storage"):
+        WorkloadRequest.parse({"storage": "-1"}).validated()
+    with pytest.raises(PluginError, match="invalid volume"):
+        WorkloadRequest.parse({"volumes-request": ["AUTO:/d:rw:1G"], "storage": "-1"}).validated()
+
+
+def test_realloc_merge_adds_the_request_sizes_into_the_storages_once() -> None:
+    current = WorkloadResource(
+        volumes_request=parse_bindings(["AUTO:/d:rw:1G"]),
+        volumes_limit=parse_bindings(["AUTO:/d:rw:1G"]),
+        storage_request=3 * GiB,
+        storage_limit=4 * GiB,
+    )
+    merged = WorkloadRequest.parse({"volumes": ["AUTO:/d:rw:1G"], "storage": "1G"}).realloc_merge(current)
+    assert [b.size for b in merged.volumes_request] == [2 * GiB]
+    assert (merged.storage_request, merged.storage_limit) == (5 * GiB, 6 * GiB)
+    assert merged.validated(fold=False).storage_request == 5 * GiB
+
+
+# §8 node requests ----------------------------------------------------------------------------------------
+
+
+def test_node_request_parse_folds_volumes_into_storage() -> None:
+    request = NodeRequest.parse(
+        {
+            "volumes": ["/data0:1T", "/data1:1G", 3],
+            "storage": "1G",
+            "disks": ["/dev/vda:/,/data0:100:200:1G:2G"],
+            "rm-disks": "/dev/vdb,/dev/vdc",
+        }
+    )
+    assert request.volumes == {"/data0": TiB, "/data1": GiB}
+    assert request.storage == TiB + 2 * GiB
+    assert [d.device for d in request.disks] == ["/dev/vda"]
+    assert request.rm_disks == ["/dev/vdb", "/dev/vdc"]
+
+
+@pytest.mark.parametrize("storage", ["100G", 107374182400, 107374182400.0])
+def test_node_request_storage_takes_both_forms(storage: object) -> None:
+    assert NodeRequest.parse({"volumes": ["/data0:1G"], "storage": storage}).storage == 101 * GiB
+
+
+def test_node_request_details() -> None:
+    assert NodeRequest.parse({"volumes": ["/d:1G", "/d:2G"]}).volumes == {"/d": 2 * GiB}
+    assert NodeRequest.parse({"rm-disks": 5}).rm_disks == [""]
+    assert NodeRequest.parse({}).rm_disks is None
+    request = NodeRequest.parse({"volumes": "nope", "disks": None})
+    assert (request.volumes, request.disks, request.present) == ({}, [], frozenset({"volumes", "disks"}))
+
+
+@pytest.mark.parametrize(
+    ("req", "message"),
+    [
+        ({"volumes": ["/data0"]}, "invalid volume"),
+        ({"volumes": ["/data0:1:2"]}, "invalid volume"),
+        ({"volumes": ["/data0:xx"]}, "invalid size"),
+        ({"storage": "xx"}, "invalid size"),
+        ({"disks": ["/dev/vda:/:x:1:1:1"]}, "wrong disk format: /dev/vda:/:x:1:1:1"),
+    ],
+)
+def test_node_request_parse_errors(req: dict[str, Any], message: str) -> None:
+    with pytest.raises(PluginError, match=message):
+        NodeRequest.parse(req)
+
+
+@pytest.mark.parametrize(
+    ("req", "storage_total", "storage"),
+    [
+        ({"volumes": ["/data0:1T"]}, 10**12, TiB),
+        ({}, 10**12, 800000000000),
+        ({}, 0, 0),
+        ({}, 15, 12),
+        ({"storage": "1G"}, 10**12, GiB),
+    ],
+)
+def test_add_node_capacity_defaults_to_80_percent_of_the_engine_total(
+    req: dict[str, Any], storage_total: int, storage: int
+) -> None:
+    assert NodeRequest.parse(req).capacity_for_add(storage_total).storage == storage
+
+
+def test_skip_empty_fills_absent_keys_from_the_stored_capacity() -> None:
+    stored = NodeResource({"/data0": GiB}, [disk("/dev/vda")], 3 * GiB)
+    kept = NodeRequest.parse({}).skip_empty(stored).as_resource()
+    assert kept == stored
+    changed = NodeRequest.parse({"volumes": ["/data0:4G"]}).skip_empty(stored).as_resource()
+    assert changed == NodeResource({"/data0": 4 * GiB}, [disk("/dev/vda")], 6 * GiB)
+    given = NodeRequest.parse({"storage": "1G", "disks": []}).skip_empty(stored).as_resource()
+    assert given == NodeResource({"/data0": GiB}, [], GiB)
+
+
+def test_rollback_is_recognised_only_for_an_absolute_full_parsed_resource() -> None:
+    before = {"volumes": {"/d": 1}, "disks": [], "storage": 5}
+    assert rollback_resource(None, before, False, False) == NodeResource({"/d": 1}, [], 5)
+    assert rollback_resource("x", before, False, False) is not None
+    assert rollback_resource({}, before, False, False) is None
+    assert rollback_resource(None, before, True, False) is None
+    assert rollback_resource(None, before, False, True) is None
+    assert rollback_resource(None, {"volumes": {}, "disks": []}, False, False) is None
+    assert rollback_resource(None, {**before, "volumes": ["/d:1G"]}, False, False) is None

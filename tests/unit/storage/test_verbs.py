@@ -1,0 +1,16 @@
+"""The storage plugin's verb table (storage/verbs.py)."""
+
+from __future__ import annotations
+
+import json
+
+from resource_extend.storage.verbs import PLUGIN
+
+
+def test_the_verb_table_matches_the_gpu_plugin() -> None:
+    from resource_extend.gpu.verbs import PLUGIN as GPU
+
+    assert PLUGIN.advertised() == GPU.advertised()
+    assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None
+    remap = PLUGIN.verb("calculate-remap")
+    assert remap is not None and json.dumps(remap.run(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]
