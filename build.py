@@ -37,31 +37,72 @@ RUNTIME_DEPS = ("PyYAML>=6.0",)
 # `etcd.transport: grpc` works; grpcio is a compiled extension, so such a build is for this platform only.
 GRPC_DEPS = ("etcd-sdk-python==0.0.7", "grpcio>=1.66.2,<2", "protobuf>=5.27.2,<8")
 
+# What every start of an executable runs first (formatted per start: the program's name and its arguments).
+# The library's syntax needs Python 3.9: an older python3 would end the call in a traceback, so the start
+# says it in the plugin's one failure line instead. Written for any Python 3, as the rest of a start is.
+PRELUDE = """\
+def _verb(args):
+    # The verb as the plugin's failure lines name it: the first argument that is not an option.
+    i = 0
+    while i < len(args):
+        if args[i] == "--config":
+            i += 2
+        elif args[i].startswith("-"):
+            i += 1
+        else:
+            return " " + args[i]
+    return ""
+
+
+if sys.version_info < (3, 9):
+    sys.stderr.write(
+        "%s%s: python3 here is %d.%d; the plugin needs Python 3.9 or newer (see docs/python.md)\\n"
+        % (PROG_NAME, _verb(ARGS), sys.version_info[0], sys.version_info[1])
+    )
+    sys.stderr.flush()
+    sys.exit(128)
+"""
+
+
+def prelude(prog: str, args: str) -> str:
+    """PRELUDE for one start: ``prog`` and ``args`` are the Python expressions of its name and arguments."""
+    return PRELUDE.replace("PROG_NAME", prog).replace("ARGS", args)
+
+
 # The zipapp's __main__, for a build without compiled extensions (the default): it runs the plugin straight
 # from the archive (zipimport, with the unchecked-hash bytecode rewrite_main adds beside each source), so a
 # call unpacks nothing and imports no file another local user could have written.
-BOOT_FROM_ZIP = """\
+BOOT_FROM_ZIP = (
+    """\
 # -*- coding: utf-8 -*-
 # Written by build.py: runs the plugin from this archive; nothing is unpacked.
 import os
 import sys
 
+"""
+    + prelude("os.path.basename(sys.argv[0])", "sys.argv[1:]")
+    + """
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
 from {module} import {function}
 
 {function}()
 """
+)
 
 # What the default build's shebang runs with `python3 -IS -c`, from the archive's root (the shebang puts the
 # archive first on sys.path). Running the archive as a zipapp would have the interpreter import runpy, and
 # with it importlib.util, contextlib, functools and collections (~3 ms of a ~15 ms call) only to find
 # __main__; `-c` starts the plugin directly. argv arrives as [-c, archive, verb, ...].
-START = """\
+START = (
+    """\
 # -*- coding: utf-8 -*-
 # Written by build.py: run by the shebang's -c; the archive is sys.path[0] and sys.argv[1].
 import os
 import sys
 
+"""
+    + prelude("os.path.basename(sys.argv[1])", "sys.argv[2:]")
+    + """
 archive = os.path.abspath(sys.argv.pop(1))
 sys.argv[0] = archive
 sys.path[0] = archive
@@ -70,6 +111,7 @@ from {module} import {function}
 
 {function}()
 """
+)
 START_MODULE = "_resource_extend_start"
 
 # The __main__ of a build with compiled extensions (--grpc: grpcio), which must be files to be loaded. The
@@ -81,7 +123,8 @@ START_MODULE = "_resource_extend_start"
 # 077 into a private temporary directory (0700) that is then renamed into place (simultaneous first calls:
 # one rename wins, the others use its result). Anything else refuses the call with one line, exit 128. A
 # fresh unpack removes all but this build and the newest one before it.
-BOOT_EXTRACTING = """\
+BOOT_EXTRACTING = (
+    """\
 # -*- coding: utf-8 -*-
 # Written by build.py: unpacks the compiled extensions this build needs into a directory only the caller
 # can write, after checking that nobody else can have planted anything there.
@@ -94,26 +137,17 @@ PROG = {prog!r}
 KEEP_BEFORE = 1  # extracted builds kept besides this one
 STALE_TEMP = 3600.0  # seconds after which a crashed extraction's temporary directory is removed
 
+"""
+    + prelude("PROG", "sys.argv[1:]")
+    + """
+
 
 class Refused(Exception):
     pass
 
 
-def _verb():
-    args = sys.argv[1:]
-    i = 0
-    while i < len(args):
-        if args[i] == "--config":
-            i += 2
-        elif args[i].startswith("-"):
-            i += 1
-        else:
-            return " " + args[i]
-    return ""
-
-
 def _fail(cause):
-    sys.stderr.write("%s%s: %s\\n" % (PROG, _verb(), cause))
+    sys.stderr.write("%s%s: %s\\n" % (PROG, _verb(sys.argv[1:]), cause))
     sys.stderr.flush()
     os._exit(128)
 
@@ -261,6 +295,7 @@ from {module} import {function}
 
 {function}()
 """
+)
 
 
 def sh(*args: str) -> None:
