@@ -17,7 +17,7 @@ from resource_extend.verb import Call, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Generic, Protocol, TypedDict, TypeVar
+    from typing import Any, Callable, Generic, Protocol, TypedDict, TypeVar
 
     from resource_extend.metrics import MetricDescription, MetricRow
     from resource_extend.params import JSONObject
@@ -184,6 +184,19 @@ def fix_node_resource(call: Call[R]) -> NodeInfo | None:
 
 def _info(record: Record, diffs: list[str]) -> NodeInfo:
     return {**record.to_json(), "diffs": diffs}
+
+
+def set_side(
+    call: Call[R], nodename: str, change: Callable[[R], R], before: Callable[[R], S], after: Callable[[R], S]
+) -> BeforeAfter[S]:
+    """set-node-resource-capacity's and set-node-resource-usage's one guarded write and their answer.
+
+    ``change`` makes the new record from the stored one; a node without a record reads as the empty record
+    both there and in ``before``, the side of the old record answered (``after`` that of the new one).
+    """
+    empty = call.plugin.record.empty
+    done = call.store.update(nodename, lambda stored: change(stored or empty()))
+    return {"before": before(done.before or empty()), "after": after(done.after)}
 
 
 def get_nodes_resource_info(call: Call[R]) -> NodesInfo:

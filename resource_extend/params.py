@@ -21,10 +21,16 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Protocol, Self, TypeVar
+    from typing import Any, Callable, Generic, Protocol, Self, TypeVar
 
     JSONObject = dict[str, Any]
     W = TypeVar("W")
+    # What each plugin reads its own payloads into: a record, a node resource, a workload's request and
+    # what a workload holds.
+    R = TypeVar("R")
+    N = TypeVar("N")
+    Q = TypeVar("Q")
+    H = TypeVar("H")
 
     class DeployLimits(Protocol):
         """What bounds a call's ``deploy_count``: the config (``Config`` has both), named in the refusal."""
@@ -35,7 +41,10 @@ if TYPE_CHECKING:
         @property
         def path(self) -> str: ...
 else:
+    from resource_extend.typeshim import Generic
+
     JSONObject = dict
+    W = R = N = Q = H = None
 
 # 100000 identical storage plans took 3.3 s and 250 MB on the 2-core reference machine (docs/reliability.md);
 # ten times that took 95 s and 2.3 GB. No config raises a call above this.
@@ -184,7 +193,7 @@ class AddNode:
         return cls(nodename(doc), engine_info(doc), obj(doc, "resource"))
 
 
-class NodeWorkloads:
+class NodeWorkloads(Generic[W]):
     """get-node-resource-info's and fix-node-resource's request: the node and the objects of its
     ``workloads_resource``, which the plugin parses (``held``) when the verb needs them: get-node-resource-info
     reads the record first, as the reference does, so an unknown node answers null whatever they hold."""
@@ -198,3 +207,162 @@ class NodeWorkloads:
     @classmethod
     def from_json(cls, doc: JSONObject) -> Self:
         return cls(nodename(doc), obj_list(doc, WORKLOADS) or [])
+
+    @classmethod
+    def read_workload(cls, doc: JSONObject) -> W:
+        """The plugin's reading of one entry of ``workloads_resource``: what a workload on the node holds."""
+        raise NotImplementedError
+
+    def held(self) -> list[W]:
+        return [self.read_workload(doc) for doc in self.workloads]
+
+
+# The shapes below are each verb's request with the plugin's own payloads left to a hook (``read_*``) that
+# the plugin's subclass overrides: the envelope, and the order its fields are read and refused in, is one.
+
+
+class SetInfo(Generic[R]):
+    """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage``."""
+
+    __slots__ = ("nodename", "record")
+
+    def __init__(self, nodename: str, record: R) -> None:
+        self.nodename = nodename
+        self.record = record
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        name = nodename(doc)
+        return cls(name, cls.read_record(obj(doc, "capacity"), obj(doc, "usage")))
+
+    @classmethod
+    def read_record(cls, capacity: JSONObject | None, usage: JSONObject | None) -> R:
+        """The record from its two sides, capacity read (and refused) first."""
+        raise NotImplementedError
+
+
+class SetCapacity(Generic[Q, N]):
+    """set-node-resource-capacity's request: ``request`` (``resource_request`` in the plugin's request form,
+    which wins) or ``resource`` (its stored form)."""
+
+    __slots__ = ("delta", "incr", "nodename", "request", "resource")
+
+    def __init__(self, nodename: str, request: Q, resource: N, delta: bool, incr: bool) -> None:
+        self.nodename = nodename
+        self.request = request
+        self.resource = resource
+        self.delta = delta
+        self.incr = incr
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        # The flags never refuse a request, so reading them before the resources changes no error.
+        name = nodename(doc)
+        delta, incr = flag(doc, "delta"), flag(doc, "incr")
+        request, resource = cls.read_capacity(doc, delta, incr)
+        return cls(name, request, resource, delta, incr)
+
+    @classmethod
+    def read_capacity(cls, doc: JSONObject, delta: bool, incr: bool) -> tuple[Q, N]:
+        """``request`` and ``resource``, in the plugin's order; the flags may change how they are read."""
+        raise NotImplementedError
+
+
+class SetUsage(Generic[N, W]):
+    """set-node-resource-usage's request: ``resource`` (the plugin reads ``resource_request``, else
+    ``resource``) wins over the workloads."""
+
+    __slots__ = ("delta", "incr", "nodename", "resource", "workloads")
+
+    def __init__(self, nodename: str, resource: N, workloads: list[W], delta: bool, incr: bool) -> None:
+        self.nodename = nodename
+        self.resource = resource
+        self.workloads = workloads
+        self.delta = delta
+        self.incr = incr
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        # The flags never refuse a request, so reading them before the resources changes no error.
+        name = nodename(doc)
+        delta, incr = flag(doc, "delta"), flag(doc, "incr")
+        resource = cls.read_resource(doc)
+        return cls(name, resource, workloads(doc, cls.read_workload), delta, incr)
+
+    @classmethod
+    def read_resource(cls, doc: JSONObject) -> N:
+        """The usage the request sets: ``resource_request`` when present, else ``resource``."""
+        raise NotImplementedError
+
+    @classmethod
+    def read_workload(cls, doc: JSONObject) -> W:
+        """One entry of ``workloads_resource``, as ``NodeWorkloads.read_workload`` reads it."""
+        raise NotImplementedError
+
+
+class DeployCapacity(Generic[Q]):
+    """get-nodes-deploy-capacity's request: the nodes (decision 13: ``[]`` is none) and one workload's request."""
+
+    __slots__ = ("nodenames", "request")
+
+    def __init__(self, nodenames: list[str], request: Q) -> None:
+        self.nodenames = nodenames
+        self.request = request
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        names = bulk_nodenames(doc)
+        return cls(names, cls.read_request(doc, "workload_resource"))
+
+    @classmethod
+    def read_request(cls, doc: JSONObject, key: str) -> Q:
+        """A new workload's request under ``key``, checked as a new workload's."""
+        raise NotImplementedError
+
+
+class Deploy(Generic[Q]):
+    """calculate-deploy's request: ``count`` workloads of ``request`` on one node."""
+
+    __slots__ = ("count", "nodename", "request")
+
+    def __init__(self, nodename: str, count: int, request: Q) -> None:
+        self.nodename = nodename
+        self.count = count
+        self.request = request
+
+    @classmethod
+    def from_json(cls, doc: JSONObject, limits: DeployLimits) -> Self:
+        name = nodename(doc)
+        count = deploy_count(doc, limits)
+        return cls(name, count, cls.read_request(doc, "workload_resource_request"))
+
+    @classmethod
+    def read_request(cls, doc: JSONObject, key: str) -> Q:
+        """As ``DeployCapacity.read_request``."""
+        raise NotImplementedError
+
+
+class Realloc(Generic[Q, H]):
+    """calculate-realloc's request: the change (``request``, from ``workload_resource_request``) to what the
+    workload holds (``current``, from ``workload_resource``)."""
+
+    __slots__ = ("current", "nodename", "request")
+
+    def __init__(self, nodename: str, request: Q, current: H) -> None:
+        self.nodename = nodename
+        self.request = request
+        self.current = current
+
+    @classmethod
+    def from_json(cls, doc: JSONObject) -> Self:
+        name = nodename(doc)
+        request = cls.read_change(obj(doc, "workload_resource_request"))
+        return cls(name, request, cls.read_current(obj(doc, "workload_resource")))
+
+    @classmethod
+    def read_change(cls, value: JSONObject | None) -> Q:
+        raise NotImplementedError
+
+    @classmethod
+    def read_current(cls, value: JSONObject | None) -> H:
+        raise NotImplementedError

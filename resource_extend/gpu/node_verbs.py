@@ -11,6 +11,7 @@ from resource_extend.capacity import ratio
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
 from resource_extend.gpu.request import AddNode, NodeWorkloads, SetCapacity, SetInfo, SetUsage
+from resource_extend.nodeverbs import set_side
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
@@ -36,30 +37,32 @@ def reconcile(record: GpuRecord, held: list[MaybeMap]) -> tuple[GpuRecord, list[
     return GpuRecord(record.capacity, actual), diffs
 
 
+def _capacity(record: GpuRecord) -> ProdMapJSON:
+    return prodmap.to_json(record.capacity)
+
+
+def _usage(record: GpuRecord) -> ProdMapJSON:
+    return prodmap.to_json(record.usage)
+
+
 def set_node_resource_capacity(call: GpuCall) -> BeforeAfter[ProdMapJSON]:
     request = SetCapacity.from_json(call.request)
 
-    def change(stored: GpuRecord | None) -> GpuRecord:
-        record = stored or GpuRecord.empty()
+    def change(record: GpuRecord) -> GpuRecord:
         cards = request.cards(record.capacity)
         return GpuRecord(combine(record.capacity, cards, [], request.delta, request.incr), record.usage)
 
-    done = call.store.update(request.nodename, change)
-    before = done.before.capacity if done.before is not None else {}
-    return {"before": prodmap.to_json(before), "after": prodmap.to_json(done.after.capacity)}
+    return set_side(call, request.nodename, change, _capacity, _capacity)
 
 
 def set_node_resource_usage(call: GpuCall) -> BeforeAfter[ProdMapJSON]:
     request = SetUsage.from_json(call.request)
 
-    def change(stored: GpuRecord | None) -> GpuRecord:
-        record = stored or GpuRecord.empty()
+    def change(record: GpuRecord) -> GpuRecord:
         usage = combine(record.usage, request.resource, request.workloads, request.delta, request.incr)
         return GpuRecord(record.capacity, usage)
 
-    done = call.store.update(request.nodename, change)
-    before = done.before.usage if done.before is not None else {}
-    return {"before": prodmap.to_json(before), "after": prodmap.to_json(done.after.usage)}
+    return set_side(call, request.nodename, change, _usage, _usage)
 
 
 def get_most_idle_node(call: GpuCall) -> MostIdle:

@@ -3,19 +3,21 @@
 As the reference decodes a request into a struct before its logic runs, a handler reads its request here
 and then works on the value; the fields are read in the order, and refused with the messages, they always
 were. add-node's cards and get-node-resource-info's workloads are decoded later (``AddNode.record``,
-``NodeWorkloads.held``): the reference reads them only after the store has answered.
+``NodeWorkloads.held``): the reference reads them only after the store has answered. The verbs' shapes
+are ``params``'s, shared with the storage plugin; what is the GPU plugin's own is how it reads its card
+maps (``_Payloads``) and set-node-resource-capacity, whose cards follow rules of their own.
 """
 
 from __future__ import annotations
 
 from resource_extend import params
 from resource_extend.gpu import prodmap
+from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import GpuRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.gpu.prodmap import MaybeMap, ProdMap
-    from resource_extend.params import DeployLimits, JSONObject
+    from resource_extend.params import JSONObject
 
 
 def workload(doc: JSONObject) -> MaybeMap:
@@ -65,55 +67,74 @@ def _reported_gpus(info: JSONObject) -> ProdMap:
     return reported
 
 
-class SetInfo:
-    """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage``."""
-
-    __slots__ = ("nodename", "record")
-
-    def __init__(self, nodename: str, record: GpuRecord) -> None:
-        self.nodename = nodename
-        self.record = record
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> SetInfo:
-        nodename = params.nodename(doc)
-        capacity = prodmap.parse(params.obj(doc, "capacity"), "capacity")
-        return cls(nodename, GpuRecord(capacity, prodmap.parse(params.obj(doc, "usage"), "usage")))
+def _request_and_resource(doc: JSONObject) -> tuple[MaybeMap, MaybeMap]:
+    """set-node-resource-*'s ``resource_request`` and ``resource``: both are read, and either may refuse the
+    call, even when the first wins, as the reference reads them."""
+    request = _present(params.obj(doc, "resource_request"), "resource_request")
+    return request, _present(params.obj(doc, "resource"), "resource")
 
 
-class NodeWorkloads(params.NodeWorkloads):
+class _Payloads:
+    """How the GPU plugin reads its own payloads: the hooks of the shared request shapes in ``params``."""
+
     __slots__ = ()
 
-    def held(self) -> list[MaybeMap]:
-        return [workload(doc) for doc in self.workloads]
+    @classmethod
+    def read_record(cls, capacity: JSONObject | None, usage: JSONObject | None) -> GpuRecord:
+        return GpuRecord(prodmap.parse(capacity, "capacity"), prodmap.parse(usage, "usage"))
+
+    @classmethod
+    def read_workload(cls, doc: JSONObject) -> MaybeMap:
+        return workload(doc)
+
+    @classmethod
+    def read_resource(cls, doc: JSONObject) -> MaybeMap:
+        request, resource = _request_and_resource(doc)
+        return request if request is not None else resource
+
+    @classmethod
+    def read_request(cls, doc: JSONObject, key: str) -> ProdMap:
+        return _cards(params.obj(doc, key), key)
+
+    @classmethod
+    def read_change(cls, value: JSONObject | None) -> MaybeMap:
+        # A change may take cards away: its counts may be negative, only its products are checked.
+        request = prodmap.parse(value, "workload_resource_request")
+        prodmap.validate_products(request)
+        return request
+
+    @classmethod
+    def read_current(cls, value: JSONObject | None) -> MaybeMap:
+        current = prodmap.parse(value, "workload_resource")
+        prodmap.validate(current)
+        return current
 
 
-class SetCapacity:
-    """set-node-resource-capacity's request. ``resource`` is ``resource_request`` when present, else
-    ``resource``; ``keep_cards``: an absolute ``resource_request`` without ``prod_count_map`` leaves the
-    stored cards as they are."""
+class SetInfo(_Payloads, params.SetInfo[GpuRecord]):
+    __slots__ = ()
 
-    __slots__ = ("delta", "incr", "keep_cards", "nodename", "request", "resource")
 
-    def __init__(
-        self, nodename: str, request: MaybeMap, keep_cards: bool, resource: MaybeMap, delta: bool, incr: bool
-    ) -> None:
-        self.nodename = nodename
-        self.request = request
-        self.keep_cards = keep_cards
-        self.resource = resource
-        self.delta = delta
-        self.incr = incr
+class NodeWorkloads(_Payloads, params.NodeWorkloads[MaybeMap]):
+    __slots__ = ()
+
+
+class SetCapacity(_Payloads, params.SetCapacity[MaybeMap, MaybeMap]):
+    """``keep_cards``: an absolute ``resource_request`` without ``prod_count_map`` leaves the stored cards as
+    they are."""
+
+    __slots__ = ("keep_cards",)
+    keep_cards: bool
 
     @classmethod
     def from_json(cls, doc: JSONObject) -> SetCapacity:
-        nodename = params.nodename(doc)
+        value = super().from_json(doc)
         raw = params.obj(doc, "resource_request")
-        request = _present(raw, "resource_request")
-        resource = _present(params.obj(doc, "resource"), "resource")
-        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
-        keep_cards = not delta and raw is not None and "prod_count_map" not in raw
-        return cls(nodename, request, keep_cards, resource, delta, incr)
+        value.keep_cards = not value.delta and raw is not None and "prod_count_map" not in raw
+        return value
+
+    @classmethod
+    def read_capacity(cls, doc: JSONObject, delta: bool, incr: bool) -> tuple[MaybeMap, MaybeMap]:
+        return _request_and_resource(doc)
 
     def cards(self, stored: MaybeMap) -> MaybeMap:
         """The cards to combine with the stored capacity ``stored``."""
@@ -121,77 +142,28 @@ class SetCapacity:
         return source if source is not None else self.resource
 
 
-class SetUsage:
-    """set-node-resource-usage's request: ``resource_request`` (else ``resource``) wins over the workloads."""
-
-    __slots__ = ("delta", "incr", "nodename", "resource", "workloads")
-
-    def __init__(self, nodename: str, resource: MaybeMap, workloads: list[MaybeMap], delta: bool, incr: bool) -> None:
-        self.nodename = nodename
-        self.resource = resource
-        self.workloads = workloads
-        self.delta = delta
-        self.incr = incr
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> SetUsage:
-        nodename = params.nodename(doc)
-        request = _present(params.obj(doc, "resource_request"), "resource_request")
-        resource = _present(params.obj(doc, "resource"), "resource")
-        held = params.workloads(doc, workload)
-        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
-        return cls(nodename, request if request is not None else resource, held, delta, incr)
+class SetUsage(_Payloads, params.SetUsage[MaybeMap, MaybeMap]):
+    __slots__ = ()
 
 
-class DeployCapacity:
-    """get-nodes-deploy-capacity's request: the nodes (decision 13: ``[]`` is none) and one workload's cards."""
+class _NewCards(_Payloads):
+    """A request whose ``request`` is the cards each new workload wants, which the GPU verbs call ``wanted``."""
 
-    __slots__ = ("nodenames", "wanted")
+    __slots__ = ()
+    request: ProdMap
 
-    def __init__(self, nodenames: list[str], wanted: ProdMap) -> None:
-        self.nodenames = nodenames
-        self.wanted = wanted
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> DeployCapacity:
-        nodenames = params.bulk_nodenames(doc)
-        return cls(nodenames, _cards(params.obj(doc, "workload_resource"), "workload_resource"))
+    @property
+    def wanted(self) -> ProdMap:
+        return self.request
 
 
-class Deploy:
-    """calculate-deploy's request: ``count`` workloads of ``wanted`` cards on one node."""
-
-    __slots__ = ("count", "nodename", "wanted")
-
-    def __init__(self, nodename: str, count: int, wanted: ProdMap) -> None:
-        self.nodename = nodename
-        self.count = count
-        self.wanted = wanted
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, limits: DeployLimits) -> Deploy:
-        nodename = params.nodename(doc)
-        count = params.deploy_count(doc, limits)
-        wanted = _cards(params.obj(doc, "workload_resource_request"), "workload_resource_request")
-        return cls(nodename, count, wanted)
+class DeployCapacity(_NewCards, params.DeployCapacity[ProdMap]):
+    __slots__ = ()
 
 
-class Realloc:
-    """calculate-realloc's request: the change (``request``, whose counts may be negative) to the cards a
-    workload holds (``current``)."""
+class Deploy(_NewCards, params.Deploy[ProdMap]):
+    __slots__ = ()
 
-    __slots__ = ("current", "nodename", "request")
 
-    def __init__(self, nodename: str, request: MaybeMap, current: MaybeMap) -> None:
-        self.nodename = nodename
-        self.request = request
-        self.current = current
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> Realloc:
-        nodename = params.nodename(doc)
-        request = prodmap.parse(params.obj(doc, "workload_resource_request"), "workload_resource_request")
-        prodmap.validate_products(request)
-        current = prodmap.parse(params.obj(doc, "workload_resource"), "workload_resource")
-        prodmap.validate(current)
-        return cls(nodename, request, current)
+class Realloc(_Payloads, params.Realloc[MaybeMap, MaybeMap]):
+    __slots__ = ()

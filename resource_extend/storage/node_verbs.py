@@ -9,6 +9,7 @@ storage-types.md §8–§10).
 from __future__ import annotations
 
 from resource_extend import params
+from resource_extend.nodeverbs import set_side
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import (
     AddNode,
@@ -91,30 +92,40 @@ def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[Stor
 # -- verbs ------------------------------------------------------------------------------------------
 
 
+def _capacity_before(record: StorageRecord) -> NodeResourceJSON:
+    return _capacity(record).copy().to_json()
+
+
+def _capacity_after(record: StorageRecord) -> NodeResourceJSON:
+    return _capacity(record).to_json()
+
+
+def _usage_before(record: StorageRecord) -> NodeResourceJSON:
+    return _usage(record).copy().to_json()
+
+
+def _usage_after(record: StorageRecord) -> NodeResourceJSON:
+    return _usage(record).to_json()
+
+
 def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     request = SetCapacity.from_json(call.request)
 
-    def change(stored: StorageRecord | None) -> StorageRecord:
-        record = stored or StorageRecord.empty()
+    def change(record: StorageRecord) -> StorageRecord:
         capacity = new_capacity(_capacity(record), request.request, request.resource, request.delta, request.incr)
         return StorageRecord(capacity, record.usage)
 
-    done = call.store.update(request.nodename, change)
-    before = _capacity(done.before).copy() if done.before is not None else NodeResource()
-    return {"before": before.to_json(), "after": _capacity(done.after).to_json()}
+    return set_side(call, request.nodename, change, _capacity_before, _capacity_after)
 
 
 def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     request = SetUsage.from_json(call.request)
 
-    def change(stored: StorageRecord | None) -> StorageRecord:
-        record = stored or StorageRecord.empty()
+    def change(record: StorageRecord) -> StorageRecord:
         usage = combine(_usage(record), request.resource, request.workloads, request.delta, request.incr)
         return StorageRecord(record.capacity, usage)
 
-    done = call.store.update(request.nodename, change)
-    before = _usage(done.before).copy() if done.before is not None else NodeResource()
-    return {"before": before.to_json(), "after": _usage(done.after).to_json()}
+    return set_side(call, request.nodename, change, _usage_before, _usage_after)
 
 
 def get_most_idle_node(call: StorageCall) -> MostIdle:

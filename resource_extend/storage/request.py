@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from resource_extend.params import DeployLimits, JSONObject
+    from resource_extend.params import JSONObject
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -302,130 +302,78 @@ class AddNode(params.AddNode):
         return StorageRecord(capacity, NodeResource())
 
 
-class SetInfo:
-    """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage`` in stored form."""
+class _Payloads:
+    """How the storage plugin reads its own payloads: the hooks of the shared request shapes in ``params``."""
 
-    __slots__ = ("nodename", "record")
-
-    def __init__(self, nodename: str, record: StorageRecord) -> None:
-        self.nodename = nodename
-        self.record = record
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> SetInfo:
-        nodename = params.nodename(doc)
-        capacity = stored_form(params.obj(doc, "capacity"), "capacity")
-        return cls(nodename, StorageRecord(capacity, stored_form(params.obj(doc, "usage"), "usage")))
-
-
-class NodeWorkloads(params.NodeWorkloads):
     __slots__ = ()
 
-    def held(self) -> list[WorkloadResource]:
-        return [workload(doc) for doc in self.workloads]
-
-
-class SetCapacity:
-    """set-node-resource-capacity's request: ``request`` (request form, wins) or ``resource`` (stored
-    form); a rollback's snapshot is the ``resource``, restored as it is."""
-
-    __slots__ = ("delta", "incr", "nodename", "request", "resource")
-
-    def __init__(
-        self, nodename: str, request: NodeRequest | None, resource: NodeResource | None, delta: bool, incr: bool
-    ) -> None:
-        self.nodename = nodename
-        self.request = request
-        self.resource = resource
-        self.delta = delta
-        self.incr = incr
+    @classmethod
+    def read_record(cls, capacity: JSONObject | None, usage: JSONObject | None) -> StorageRecord:
+        return StorageRecord(stored_form(capacity, "capacity"), stored_form(usage, "usage"))
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> SetCapacity:
-        nodename = params.nodename(doc)
-        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
+    def read_workload(cls, doc: JSONObject) -> WorkloadResource:
+        return workload(doc)
+
+    @classmethod
+    def read_resource(cls, doc: JSONObject) -> NodeResource | None:
+        # Unlike the GPU plugin's, ``resource`` is not read at all when ``resource_request`` is present.
+        request = request_param(doc, "resource_request")
+        return request.as_resource() if request is not None else resource_param(doc, "resource")
+
+    @classmethod
+    def read_request(cls, doc: JSONObject, key: str) -> WorkloadRequest:
+        return new_workload(doc, key)
+
+    @classmethod
+    def read_change(cls, value: JSONObject | None) -> WorkloadRequest:
+        # Validated only once merged with what the workload holds: a change may shrink a volume.
+        return WorkloadRequest.parse(value or {})
+
+    @classmethod
+    def read_current(cls, value: JSONObject | None) -> WorkloadResource:
+        return WorkloadResource.from_json(value)
+
+
+class SetInfo(_Payloads, params.SetInfo[StorageRecord]):
+    __slots__ = ()
+
+
+class NodeWorkloads(_Payloads, params.NodeWorkloads[WorkloadResource]):
+    __slots__ = ()
+
+
+class SetCapacity(_Payloads, params.SetCapacity["NodeRequest | None", "NodeResource | None"]):
+    __slots__ = ()
+
+    @classmethod
+    def read_capacity(cls, doc: JSONObject, delta: bool, incr: bool) -> tuple[NodeRequest | None, NodeResource | None]:
+        # A rollback's snapshot is the ``resource``, restored as it is.
         restored = rollback_resource(doc.get("resource"), doc.get("resource_request"), delta, incr)
         if restored is not None:
-            return cls(nodename, None, restored, delta, incr)
+            return None, restored
         request = request_param(doc, "resource_request")
         resource = resource_param(doc, "resource")
         check_rm_disks(request, delta)
-        return cls(nodename, request, resource, delta, incr)
+        return request, resource
 
 
-class SetUsage:
-    """set-node-resource-usage's request: ``resource_request`` (else ``resource``) wins over the workloads."""
-
-    __slots__ = ("delta", "incr", "nodename", "resource", "workloads")
-
-    def __init__(
-        self,
-        nodename: str,
-        resource: NodeResource | None,
-        workloads: list[WorkloadResource],
-        delta: bool,
-        incr: bool,
-    ) -> None:
-        self.nodename = nodename
-        self.resource = resource
-        self.workloads = workloads
-        self.delta = delta
-        self.incr = incr
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> SetUsage:
-        nodename = params.nodename(doc)
-        delta, incr = params.flag(doc, "delta"), params.flag(doc, "incr")
-        request = request_param(doc, "resource_request")
-        resource = request.as_resource() if request is not None else resource_param(doc, "resource")
-        return cls(nodename, resource, params.workloads(doc, workload), delta, incr)
+class SetUsage(_Payloads, params.SetUsage["NodeResource | None", WorkloadResource]):
+    __slots__ = ()
 
 
-class DeployCapacity:
-    """get-nodes-deploy-capacity's request: the nodes (decision 13: ``[]`` is none) and one workload's request."""
-
-    __slots__ = ("nodenames", "request")
-
-    def __init__(self, nodenames: list[str], request: WorkloadRequest) -> None:
-        self.nodenames = nodenames
-        self.request = request
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> DeployCapacity:
-        nodenames = params.bulk_nodenames(doc)
-        return cls(nodenames, new_workload(doc, "workload_resource"))
+class DeployCapacity(_Payloads, params.DeployCapacity[WorkloadRequest]):
+    __slots__ = ()
 
 
-class Deploy:
-    """calculate-deploy's request: ``count`` workloads of the validated ``request`` on one node."""
-
-    __slots__ = ("count", "nodename", "request")
-
-    def __init__(self, nodename: str, count: int, request: WorkloadRequest) -> None:
-        self.nodename = nodename
-        self.count = count
-        self.request = request
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, limits: DeployLimits) -> Deploy:
-        nodename = params.nodename(doc)
-        count = params.deploy_count(doc, limits)
-        return cls(nodename, count, new_workload(doc, "workload_resource_request"))
+class Deploy(_Payloads, params.Deploy[WorkloadRequest]):
+    __slots__ = ()
 
 
-class Realloc:
-    """calculate-realloc's request: the change (``request``, parsed, validated once merged with what the
-    workload holds) to what the workload holds (``origin``)."""
+class Realloc(_Payloads, params.Realloc[WorkloadRequest, WorkloadResource]):
+    __slots__ = ()
 
-    __slots__ = ("nodename", "origin", "request")
-
-    def __init__(self, nodename: str, request: WorkloadRequest, origin: WorkloadResource) -> None:
-        self.nodename = nodename
-        self.request = request
-        self.origin = origin
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> Realloc:
-        nodename = params.nodename(doc)
-        request = WorkloadRequest.parse(params.obj(doc, "workload_resource_request") or {})
-        return cls(nodename, request, WorkloadResource.from_json(params.obj(doc, "workload_resource")))
+    @property
+    def origin(self) -> WorkloadResource:
+        """What the workload holds, the name the scheduler's realloc gives it."""
+        return self.current
