@@ -27,17 +27,17 @@ GpuCall = Call[GpuRecord]
 def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
     request = DeployCapacity.from_json(call.request)
     records = call.store.get_many(request.nodenames)
-    return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.wanted))
+    return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
 
 
 def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
     request = Deploy.from_json(call.request, call.config)
     record, known = deploy.target_record(call, request.nodename)
     try:
-        allocate(record.available(), request.wanted, request.count)
+        allocate(record.available(), request.request, request.count)
     except PluginError as cause:
         raise cause if known else deploy.unknown_node(call, request.nodename, cause) from None
-    plans = [prodmap.to_json(request.wanted) for _ in range(request.count)]
+    plans = [prodmap.to_json(request.request) for _ in range(request.count)]
     return {"engines_params": plans, "workloads_resource": [p.copy() for p in plans]}
 
 

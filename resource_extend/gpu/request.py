@@ -146,22 +146,11 @@ class SetUsage(_Payloads, params.SetUsage[MaybeMap, MaybeMap]):
     __slots__ = ()
 
 
-class _NewCards(_Payloads):
-    """A request whose ``request`` is the cards each new workload wants, which the GPU verbs call ``wanted``."""
-
-    __slots__ = ()
-    request: ProdMap
-
-    @property
-    def wanted(self) -> ProdMap:
-        return self.request
-
-
-class DeployCapacity(_NewCards, params.DeployCapacity[ProdMap]):
+class DeployCapacity(_Payloads, params.DeployCapacity[ProdMap]):
     __slots__ = ()
 
 
-class Deploy(_NewCards, params.Deploy[ProdMap]):
+class Deploy(_Payloads, params.Deploy[ProdMap]):
     __slots__ = ()
 
 

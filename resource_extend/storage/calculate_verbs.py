@@ -191,5 +191,5 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
     request = Realloc.from_json(call.request)
-    engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.origin)
+    engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.current)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

@@ -372,8 +372,3 @@ class Deploy(_Payloads, params.Deploy[WorkloadRequest]):
 
 class Realloc(_Payloads, params.Realloc[WorkloadRequest, WorkloadResource]):
     __slots__ = ()
-
-    @property
-    def origin(self) -> WorkloadResource:
-        """What the workload holds, the name the scheduler's realloc gives it."""
-        return self.current

@@ -163,12 +163,12 @@ def new_set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
 
 def new_deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
     value = request.DeployCapacity.from_json(req)
-    return value.nodenames, value.wanted
+    return value.nodenames, value.request
 
 
 def new_deploy(req: dict[str, Any]) -> tuple[Any, ...]:
     value = request.Deploy.from_json(req, LIMITS)
-    return value.nodename, value.count, value.wanted
+    return value.nodename, value.count, value.request
 
 
 def new_realloc(req: dict[str, Any]) -> tuple[Any, ...]:

@@ -189,7 +189,7 @@ def new_deploy(req: dict[str, Any]) -> tuple[Any, ...]:
 
 def new_realloc(req: dict[str, Any]) -> tuple[Any, ...]:
     value = request.Realloc.from_json(req)
-    return value.nodename, value.request, value.origin
+    return value.nodename, value.request, value.current
 
 
 READERS = {
