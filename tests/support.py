@@ -195,3 +195,71 @@ FOUR = node({f"/data{i}": TiB for i in range(4)}, 4 * TiB)
 def capacity_of(record: StorageRecord) -> NodeResource:
     assert record.capacity is not None
     return record.capacity
+
+
+# -- request values against the reading they replaced (tests/unit/<plugin>/test_request.py) ---------------
+
+
+class DeployLimits:
+    """What a request value reads off the config: the bound on deploy_count and the file that sets it."""
+
+    def __init__(self, path: str, max_deploy_count: int = 10) -> None:
+        self.max_deploy_count = max_deploy_count
+        self.path = path
+
+
+def old_deploy_count(req: dict[str, Any], limits: DeployLimits) -> int:
+    """deploy_count as both plugins' handlers read it before requests became values."""
+    value = req.get("deploy_count")
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
+    count = int(value)
+    bound = min(limits.max_deploy_count, 100000)
+    if count < 0:
+        raise PluginError(f"deploy_count {count}: want a non-negative integer")
+    if count > bound:
+        raise PluginError(
+            f"deploy_count {count} is more than one call plans ({bound}: scheduler.max_deploy_count of "
+            f"{limits.path} is {limits.max_deploy_count}, and never above 100000): "
+            f"not enough resource; deploy at most {bound} workloads per node and call"
+        )
+    return count
+
+
+def shared_request_readers(module: Any, limits: DeployLimits) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
+    """What each request value of ``module`` (a plugin's request module) holds, for the shapes params
+    writes once for both plugins: the new side of the differential request tests."""
+
+    def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
+        value = module.SetUsage.from_json(req)
+        return value.nodename, value.resource, value.workloads, value.delta, value.incr
+
+    def deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
+        value = module.DeployCapacity.from_json(req)
+        return value.nodenames, value.request
+
+    def deploy(req: dict[str, Any]) -> tuple[Any, ...]:
+        value = module.Deploy.from_json(req, limits)
+        return value.nodename, value.count, value.request
+
+    def realloc(req: dict[str, Any]) -> tuple[Any, ...]:
+        value = module.Realloc.from_json(req)
+        return value.nodename, value.request, value.current
+
+    return {
+        "set-node-resource-usage": set_usage,
+        "get-nodes-deploy-capacity": deploy_capacity,
+        "calculate-deploy": deploy,
+        "calculate-realloc": realloc,
+    }
+
+
+def read_outcome(read: Callable[[dict[str, Any]], Any], req: dict[str, Any]) -> tuple[str, Any]:
+    """What reading ``req`` gives, or how it fails."""
+    # Not only PluginError: a request the schema would have refused may fail otherwise, and must fail alike.
+    try:
+        return "read", read(req)
+    except Exception as error:
+        return type(error).__name__, str(error)

@@ -19,37 +19,12 @@ from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap, request
 from resource_extend.gpu.prodmap import MaybeMap
 from resource_extend.gpu.record import GpuRecord
+from tests.support import DeployLimits, old_deploy_count, read_outcome, shared_request_readers
 
-
-class Limits:
-    def __init__(self, max_deploy_count: int = 10, path: str = "gpu.yaml") -> None:
-        self.max_deploy_count = max_deploy_count
-        self.path = path
-
-
-LIMITS = Limits()
+LIMITS = DeployLimits("gpu.yaml")
 
 
 # -- the reading as the handlers did it --------------------------------------------------------------
-
-
-def old_deploy_count(req: dict[str, Any], limits: Limits) -> int:
-    value = req.get("deploy_count")
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
-    count = int(value)
-    bound = min(limits.max_deploy_count, 100000)
-    if count < 0:
-        raise PluginError(f"deploy_count {count}: want a non-negative integer")
-    if count > bound:
-        raise PluginError(
-            f"deploy_count {count} is more than one call plans ({bound}: scheduler.max_deploy_count of "
-            f"{limits.path} is {limits.max_deploy_count}, and never above 100000): "
-            f"not enough resource; deploy at most {bound} workloads per node and call"
-        )
-    return count
 
 
 def old_present(resource: dict[str, Any] | None, where: str) -> MaybeMap:
@@ -156,44 +131,17 @@ def new_set_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
     return value.nodename, [value.cards(stored) for stored in STORED], value.delta, value.incr
 
 
-def new_set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = request.SetUsage.from_json(req)
-    return value.nodename, value.resource, value.workloads, value.delta, value.incr
-
-
-def new_deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = request.DeployCapacity.from_json(req)
-    return value.nodenames, value.request
-
-
-def new_deploy(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = request.Deploy.from_json(req, LIMITS)
-    return value.nodename, value.count, value.request
-
-
-def new_realloc(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = request.Realloc.from_json(req)
-    return value.nodename, value.request, value.current
-
-
+NEW = shared_request_readers(request, LIMITS)
 READERS = {
     "add-node": (old_add_node, new_add_node),
     "set-node-resource-info": (old_set_info, new_set_info),
     "get-node-resource-info": (old_node_workloads, new_node_workloads),
     "set-node-resource-capacity": (old_set_capacity, new_set_capacity),
-    "set-node-resource-usage": (old_set_usage, new_set_usage),
-    "get-nodes-deploy-capacity": (old_deploy_capacity, new_deploy_capacity),
-    "calculate-deploy": (old_deploy, new_deploy),
-    "calculate-realloc": (old_realloc, new_realloc),
+    "set-node-resource-usage": (old_set_usage, NEW["set-node-resource-usage"]),
+    "get-nodes-deploy-capacity": (old_deploy_capacity, NEW["get-nodes-deploy-capacity"]),
+    "calculate-deploy": (old_deploy, NEW["calculate-deploy"]),
+    "calculate-realloc": (old_realloc, NEW["calculate-realloc"]),
 }
-
-
-def outcome(read: Any, req: dict[str, Any]) -> tuple[str, Any]:
-    # Not only PluginError: a request the schema would have refused may fail otherwise, and must fail alike.
-    try:
-        return "read", read(req)
-    except Exception as error:
-        return type(error).__name__, str(error)
 
 
 # -- mutated requests ----------------------------------------------------------------------------------
@@ -245,7 +193,7 @@ requests = st.fixed_dictionaries({}, optional=FIELDS)
 @given(req=requests)
 def test_each_request_value_reads_and_refuses_what_the_handler_read_and_refused(verb: str, req: dict[str, Any]) -> None:
     old, new = READERS[verb]
-    assert outcome(new, req) == outcome(old, req)
+    assert read_outcome(new, req) == read_outcome(old, req)
 
 
 def test_add_node_decodes_its_cards_only_when_the_record_is_asked_for() -> None:
