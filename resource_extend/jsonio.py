@@ -35,8 +35,30 @@ def compact(value: Any) -> str:
     return "".join(_compact(value, 0))
 
 
+class Rendered:
+    """A JSON array written while it was built, item by item: an answer too big to build as values first
+    and then encode (get-metrics over 1000 nodes: 4000 rows, ~500 KB).
+
+    ``items`` are the items' compact JSON texts, strings as ``encode_basestring`` writes them (``dumps``
+    adds Go's escapes to the whole). Every item is written by one of a few templates from strings and
+    ints; ``samples`` holds each template's first item, which is what the response check parses and
+    checks (validation.representatives): the others differ from it only in the strings and ints filled in.
+    """
+
+    __slots__ = ("items", "samples")
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.samples: dict[str, str] = {}
+
+    def text(self) -> str:
+        return "[" + ",".join(self.items) + "]"
+
+
 def dumps(value: Any) -> str:
     """Compact JSON with Go's escaping; keys keep the order the caller built them in."""
+    if type(value) is Rendered:
+        return value.text().translate(_GO_ESCAPES)
     text = compact(value)
     # Only an integral float below 1e21 reads differently in Go, and Python writes every such float with
     # ".0" (below 1e16) or an exponent "e+16" to "e+20". Text without those has no float to rewrite, so the

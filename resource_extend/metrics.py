@@ -1,10 +1,18 @@
-"""What both plugins' metrics share: the nodes a get-metrics request names, a row's key and the shapes.
+"""What both plugins' metrics share: the nodes a get-metrics request names, the start of a node's rows
+and the shapes.
+
+A row is ``{"name": ..., "labels": [pod, node, ...], "key": "core.node.<node>. ...", "value": "<int>"}``,
+the node's dots in the key replaced by ``_`` so a name never adds key segments. Rows are written straight
+as JSON text into a ``jsonio.Rendered`` answer, one template per metric name: building 4000 dicts, then
+checking and encoding them, cost a 1000-node call ~9 ms of its ~25.
 
 Pure: the get-metrics loop itself is in ``nodeverbs``; each plugin's rows and descriptions are in its
 ``metrics`` module.
 """
 
 from __future__ import annotations
+
+from _json import encode_basestring
 
 from resource_extend import params
 from resource_extend.errors import PluginError
@@ -19,12 +27,6 @@ if TYPE_CHECKING:
         help: str
         type: str
         labels: list[str]
-
-    class MetricRow(TypedDict):
-        name: str
-        labels: list[str]
-        key: str
-        value: str
 
 
 def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
@@ -50,16 +52,18 @@ def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
     return pairs
 
 
-def metric_key(node: str, *rest: str) -> str:
-    """Metric keys use the node name with dots replaced, so a name never adds key segments."""
-    return ".".join(("core.node", node.replace(".", "_"), *rest))
+def node_head(pod: str, node: str) -> tuple[str, str]:
+    """The JSON text every row of a node starts its labels and its key with, both left open for the plugin:
+    ``"labels":["<pod>","<node>"`` and ``"key":"core.node.<node, dots as _>.``."""
+    labels = '"labels":[' + encode_basestring(pod) + "," + encode_basestring(node)
+    return labels, '"key":"core.node.' + encode_basestring(node.replace(".", "_"))[1:-1] + "."
+
+
+def json_string(text: str) -> str:
+    """``text`` as a JSON string, quotes included (escaped as a row's other strings are)."""
+    return encode_basestring(text)
 
 
 def gauge(name: str, help: str, labels: list[str]) -> MetricDescription:
     """One entry of get-metrics-description: every metric of both plugins is a gauge."""
     return {"name": name, "help": help, "type": "gauge", "labels": labels}
-
-
-def row(name: str, labels: list[str], key: str, value: int) -> MetricRow:
-    """One get-metrics row; the value goes out as a decimal string, as the reference writes it."""
-    return {"name": name, "labels": labels, "key": key, "value": str(value)}

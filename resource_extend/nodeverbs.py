@@ -19,7 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Generic, Protocol, TypedDict, TypeVar
 
-    from resource_extend.metrics import MetricDescription, MetricRow
+    from resource_extend.jsonio import Rendered
+    from resource_extend.metrics import MetricDescription
     from resource_extend.params import JSONObject
     from resource_extend.store import Record, RecordJSON
 
@@ -79,8 +80,8 @@ if TYPE_CHECKING:
 
         METRICS_DESCRIPTION: list[MetricDescription]
 
-        def metric_rows(self, pod: str, node: str, record: R_in) -> list[MetricRow]:
-            """The node's get-metrics rows."""
+        def render_rows(self, rows: Rendered, pod: str, node: str, record: R_in) -> None:
+            """Append the node's get-metrics rows to ``rows``, as JSON text."""
 
     class CalculateVerbs(Protocol[R]):
         """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
@@ -208,14 +209,15 @@ def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
     return call.plugin.metrics.METRICS_DESCRIPTION
 
 
-def get_metrics(call: Call[R]) -> list[MetricRow]:
+def get_metrics(call: Call[R]) -> Rendered:
+    from resource_extend.jsonio import Rendered
     from resource_extend.metrics import metrics_nodes  # like the plugin's rows: no other verb needs it
 
     nodes = metrics_nodes(call.request)
     records = call.store.get_many([name for _, name in nodes]) if nodes else {}
-    rows = []
+    rows, render = Rendered(), call.plugin.metrics.render_rows
     for pod, name in nodes:
-        rows += call.plugin.metrics.metric_rows(pod, name, records[name])
+        render(rows, pod, name, records[name])
     return rows
 
 

@@ -87,6 +87,11 @@ def check_node_name(node: str) -> None:
         raise PluginError(f"node name {node!r} holds the control character {found!r}")
 
 
+# Wanted keys per range read of a bulk read (see get_many). Measured over 1000 storage records: one read
+# of all ~30 ms to read and decode, spans of 500 ~26, 256 ~23, 128 ~22, 64 ~22.
+SPAN_KEYS = 128
+
+
 class NodeStore(Generic[R]):
     __slots__ = ("_dir", "_kv", "_record")
 
@@ -125,20 +130,29 @@ class NodeStore(Generic[R]):
         if len(wanted) == 1:
             entry = self._kv.get(self.key(wanted[0]))
             return {wanted[0]: self._decode_or_empty(None if entry is None else entry.value)}
-        # One range read, indexed by the whole key (decision 10: the reference's last-segment index let
-        # "rack7/n1" answer for "n1"); only wanted records are decoded. The range runs from the first wanted
-        # key to the last, not over the whole directory: a pod's nodes in a cluster of many pods are a part.
-        keys = [self.key(node) for node in wanted]
-        found = {entry.key: entry.value for entry in self._kv.scan(self._dir, (min(keys), max(keys)))}
+        # Range reads indexed by the whole key (decision 10: the reference's last-segment index let "rack7/n1"
+        # answer for "n1"); only wanted records are decoded. Each read runs from one wanted key to another,
+        # not over the whole directory (a pod's nodes in a cluster of many pods are a part), SPAN_KEYS
+        # wanted keys at a time: the transport reads the next span while this decodes the last.
+        by_key = {self.key(node): node for node in wanted if "\ufffd" not in node}
+        ordered = sorted(by_key)  # code point order is etcd's byte order for UTF-8 keys
+        spans = [(ordered[i], ordered[min(i + SPAN_KEYS, len(ordered)) - 1]) for i in range(0, len(ordered), SPAN_KEYS)]
+        decoded: dict[str, R] = {}
+        for entries in self._kv.scans(self._dir, spans):
+            for entry in entries:
+                node = by_key.get(entry.key)
+                if node is not None:
+                    decoded[node] = self._decode_or_empty(entry.value)
         result = {}
-        for node, key in zip(wanted, keys):
-            if "\ufffd" in node:
+        for node in wanted:
+            if node in decoded:
+                result[node] = decoded[node]
+            elif "\ufffd" in node:
                 # Scanned keys that are not UTF-8 were decoded with U+FFFD: ask for the exact key instead.
                 entry = self._kv.get(self.key(node))
-                data = None if entry is None else entry.value
+                result[node] = self._decode_or_empty(None if entry is None else entry.value)
             else:
-                data = found.get(key)
-            result[node] = self._decode_or_empty(data)
+                result[node] = self._decode_or_empty(None)
         return result
 
     def create(self, node: str, record: R) -> R:

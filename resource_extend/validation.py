@@ -11,6 +11,7 @@ import sys
 
 from resource_extend.decoding import INT64_MAX
 from resource_extend.errors import PluginError
+from resource_extend.jsonio import Rendered, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,19 +72,19 @@ def _compile_from_source(plugin: str, verb: str, direction: str) -> Validator:
 def check(plugin: str, verb: str, direction: str, document: Any) -> None:
     """Raise a one-line PluginError naming the offending path when ``document`` breaks the schema.
 
-    A response that grows with the number of nodes is checked on one representative of each distinct
-    row signature (see ``representatives``); that is the same verdict as checking every row, at a cost
-    that no longer grows with the schema's work per row.
+    A document that grows with the number of nodes is checked on one representative of each distinct
+    row template or signature (see ``representatives``); that is the same verdict as checking every row,
+    at a cost that no longer grows with the schema's work per row.
     """
     validate = validator(plugin, verb, direction)
     try:
-        reduced = representatives(verb, document) if direction == "response" else None
+        reduced = representatives(verb, document, direction)
         try:
             validate(document if reduced is None else reduced)
         except ValueError:
             if reduced is None:
                 raise
-            validate(document)  # the whole document, for the message naming the offending row
+            validate(_values(document))  # the whole document, for the message naming the offending row
             raise
     except ValueError as exc:  # the compiled validators' exception classes derive from ValueError
         raise PluginError(describe(direction, exc)) from None
@@ -111,34 +112,25 @@ def _shown(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Big responses: every row is summarised by a signature that captures everything the row's schema
-# checks, and the schema runs once per distinct signature. Two rows with the same signature get the same
-# verdict from the schema, so the answer is the full check's; only its cost changes (get-metrics over
-# 1000 nodes: 2000 rows, 2 signatures). Below ROWS rows the document is checked as it is.
+# Big responses. get-metrics answers are written as JSON text while they are built (jsonio.Rendered), one
+# template per metric name, so each template's first row, parsed back, stands for all of its rows.
+# get-nodes-deploy-capacity entries and get-metrics request nodes are values: each is summarised by a
+# signature that captures everything its schema checks, and the schema runs once per distinct signature.
+# Two items with the same signature get the same verdict from the schema, so the answer is the full
+# check's; only its cost changes. Below ROWS items the document is checked as it is.
 
 ROWS = 64
 
 
-def _decimal(value: str) -> bool:
-    """``^-?[0-9]+$`` (the metric value pattern) without a regular expression."""
-    digits = value[1:] if value[:1] == "-" else value
-    return digits.isascii() and digits.isdigit()
+_ABSENT = object()
 
 
-def _metric_row(row: Any) -> tuple[Any, ...]:
-    """Schema ``metric_row`` and the plugin's name enum and label count: keys (required, nothing else),
-    the name itself, the type of every label, the types of key and value and the value's pattern."""
-    if type(row) is not dict:
-        return (type(row),)
-    labels, value = row.get("labels"), row.get("value")
-    return (
-        tuple(row),
-        row.get("name") if type(row.get("name")) is str else type(row.get("name")),
-        tuple(map(type, labels)) if type(labels) is list else type(labels),
-        type(row.get("key")),
-        type(value),
-        type(value) is str and _decimal(value),
-    )
+def _metrics_node(node: Any) -> tuple[Any, ...]:
+    """Schema ``metrics_node``: the node's type and, for an object, the types of podname and nodename (or
+    that they are absent); other keys are not looked at."""
+    if type(node) is not dict:
+        return (type(node),)
+    return (dict, type(node.get("podname", _ABSENT)), type(node.get("nodename", _ABSENT)))
 
 
 def _capacity_entry(entry: Any) -> tuple[Any, ...]:
@@ -156,17 +148,23 @@ def _capacity_entry(entry: Any) -> tuple[Any, ...]:
     )
 
 
-def representatives(verb: str, document: Any) -> Any:
-    """The response cut down to the first row of each signature, or None to check it whole.
+def representatives(verb: str, document: Any, direction: str = "response") -> Any:
+    """The document cut down to one item of each template or signature, or None to check it whole.
 
-    Covers get-metrics (an array of rows) and get-nodes-deploy-capacity (a map of node entries) of
-    both plugins. Every other response, and every request, is checked whole.
+    Covers the responses of get-metrics (written as text, see ``jsonio.Rendered``) and
+    get-nodes-deploy-capacity (a map of node entries), and get-metrics requests (an array of nodes), of
+    both plugins. Every other document is checked whole.
     """
-    if verb == "get-metrics" and type(document) is list and len(document) > ROWS:
-        first: dict[tuple[Any, ...], Any] = {}
-        for row in document:
-            first.setdefault(_metric_row(row), row)
-        return list(first.values())
+    if direction == "request":
+        nodes = document.get("nodes") if verb == "get-metrics" and type(document) is dict else None
+        if type(nodes) is list and len(nodes) > ROWS:
+            first: dict[tuple[Any, ...], Any] = {}
+            for node in nodes:
+                first.setdefault(_metrics_node(node), node)
+            return {**document, "nodes": list(first.values())}
+        return None
+    if type(document) is Rendered:
+        return [loads(sample) for sample in document.samples.values()]
     if verb == "get-nodes-deploy-capacity" and type(document) is dict:
         entries = document.get("nodes_deploy_capacity_map")
         if type(entries) is dict and len(entries) > ROWS:
@@ -175,3 +173,7 @@ def representatives(verb: str, document: Any) -> Any:
                 seen.setdefault(_capacity_entry(entry), (node, entry))
             return {**document, "nodes_deploy_capacity_map": dict(seen.values())}
     return None
+
+
+def _values(document: Any) -> Any:
+    return loads(document.text()) if type(document) is Rendered else document

@@ -1,9 +1,10 @@
 """A silent first endpoint costs a call a fraction of a second, not dial_timeout + request_timeout.
 
 Both transports connect in a staggered race (resource_extend/etcd/policy.py's Race): the next endpoint
-starts when the earlier one has not answered after policy.STAGGER. The bound asserted here (1.5 s for a
-whole process call, against 5 s+ before the race) leaves room for a loaded machine; the speed itself is
-measured by ``make bench``.
+starts when the earlier one has not answered after policy.STAGGER (0.25 s). Every config here gives a
+silent endpoint 10 s to answer (``PATIENT``), so a client that waited for it instead of racing would take
+10 s or more; the bound asserted (5 s for a whole process call) tells the two apart with room for a
+machine loaded by the rest of the suite. The speed itself is measured by ``make bench``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from resource_extend_dev.conformance import Outcome, run_plugin
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import PASSWORD, executable
 
-BOUND = 1.5
+BOUND = 5.0
+# Timeouts a client that did not race would have to sit out: far beyond BOUND.
+PATIENT = {"dial_timeout": 10, "request_timeout": 10, "total_timeout": 25}
 
 
 def timed_call(work: Path, verb: str, request: Any) -> tuple[Outcome, float]:
@@ -29,7 +32,7 @@ def timed_call(work: Path, verb: str, request: Any) -> tuple[Outcome, float]:
 
 
 def configure(work: Path, etcd: dict[str, Any]) -> Path:
-    (work / "gpu.yaml").write_text(json.dumps({"etcd": etcd}))
+    (work / "gpu.yaml").write_text(json.dumps({"etcd": {**PATIENT, **etcd}}))
     return work
 
 
@@ -42,7 +45,7 @@ def configure(work: Path, etcd: dict[str, Any]) -> Path:
         ("add-node", {"nodename": "n-race", "resource": {}, "info": None}),
     ],
 )
-def test_a_silent_first_endpoint_costs_a_store_call_under_a_second_and_a_half(
+def test_a_silent_first_endpoint_costs_a_store_call_far_less_than_its_dial_timeout(
     verb: str, request_: Any, tmp_path: Path, etcd: DevEtcd, prefix: str, silent_endpoint: str
 ) -> None:
     work = configure(tmp_path, {"machines": [silent_endpoint, etcd.url], "prefix": prefix})
@@ -86,7 +89,15 @@ def test_both_transports_race_past_a_silent_first_endpoint(
     server = auth_etcd if auth else etcd
     credentials = {"username": "eru", "password": PASSWORD} if auth else {}
     key_prefix = "/eru-auth/race" if auth else prefix
-    config = EtcdConfig(machines=(silent_endpoint, server.url), prefix=key_prefix, transport=transport, **credentials)  # type: ignore[arg-type]
+    config = EtcdConfig(
+        machines=(silent_endpoint, server.url),
+        prefix=key_prefix,
+        transport=transport,
+        dial_timeout=PATIENT["dial_timeout"],
+        request_timeout=PATIENT["request_timeout"],
+        total_timeout=PATIENT["total_timeout"],
+        **credentials,
+    )
     kv = transports.open(config)
     started = time.monotonic()
     kv.put(f"{key_prefix}/k", b"v")  # a write first: the race probes (Status or the token request)

@@ -1,5 +1,7 @@
-"""Big responses are checked against their schema once per distinct row signature; the verdict and the
-message must be exactly those of checking every row (``full_check`` below, the check as it was)."""
+"""Big responses are checked against their schema on one row per template (get-metrics, written as text) or
+per distinct entry signature (get-nodes-deploy-capacity); the verdict and the message must be exactly those
+of checking every row (``full_check`` below, the check as it was). get-metrics requests (an array of nodes)
+are checked once per distinct node signature in the same way."""
 
 from __future__ import annotations
 
@@ -12,20 +14,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
+from resource_extend.jsonio import Rendered, compact
+from resource_extend.storage.metrics import render_rows
+from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.validation import ROWS, check, describe, representatives, schema_dir, validator
 
 
-def full_check(plugin: str, verb: str, document: Any) -> str | None:
+def full_check(plugin: str, verb: str, document: Any, direction: str = "response") -> str | None:
     try:
-        validator(plugin, verb, "response")(document)
+        validator(plugin, verb, direction)(document)
     except ValueError as exc:
-        return describe("response", exc)
+        return describe(direction, exc)
     return None
 
 
-def sampled_check(plugin: str, verb: str, document: Any) -> str | None:
+def sampled_check(plugin: str, verb: str, document: Any, direction: str = "response") -> str | None:
     try:
-        check(plugin, verb, "response", document)
+        check(plugin, verb, direction, document)
     except PluginError as exc:
         return str(exc)
     return None
@@ -39,7 +44,18 @@ def metric_row(plugin: str, i: int) -> dict[str, Any]:
     return {"name": name, "labels": labels, "key": f"core.node.node_{i // 2}.x", "value": str(i * 1000)}
 
 
-# Ways a row can break (or, for some, keep to) its schema: each changes one thing a signature must see.
+def rendered(rows: list[Any], template: Callable[[int], str]) -> Rendered:
+    """``rows`` as a written answer: each row's text, the first row of each template its sample."""
+    answer = Rendered()
+    for i, row in enumerate(rows):
+        text = compact(row)
+        answer.items.append(text)
+        answer.samples.setdefault(template(i), text)
+    return answer
+
+
+# Ways a row can break (or, for some, keep to) its schema: a template written wrongly breaks every row it
+# writes the same way.
 Break = Callable[[dict[str, Any]], Any]
 BREAKS: dict[str, Break] = {
     "value as int": lambda row: {**row, "value": 5},
@@ -67,17 +83,18 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(
     st.sampled_from(["storage", "gpu"]),
-    st.integers(0, 300),
-    st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(sorted(BREAKS))), max_size=3),
+    st.integers(1, 300),
+    st.integers(0, 1),
+    st.none() | st.sampled_from(sorted(BREAKS)),
 )
-def test_metrics_verdict_equals_checking_every_row(plugin: str, count: int, breaks: list[tuple[int, str]]) -> None:
+def test_a_written_answer_gets_the_verdict_of_checking_every_row(
+    plugin: str, count: int, broken: int, how: str | None
+) -> None:
     rows: list[Any] = [metric_row(plugin, i) for i in range(count)]
-    for position, how in breaks:
-        if rows:
-            index = position % len(rows)
-            if isinstance(rows[index], dict):
-                rows[index] = BREAKS[how](rows[index])
-    assert sampled_check(plugin, "get-metrics", rows) == full_check(plugin, "get-metrics", rows)
+    if how is not None:
+        rows = [BREAKS[how](row) if i % 2 == broken else row for i, row in enumerate(rows)]
+    answer = rendered(rows, lambda i: str(i % 2))
+    assert sampled_check(plugin, "get-metrics", answer) == full_check(plugin, "get-metrics", rows)
 
 
 ENTRY_BREAKS: dict[str, Break] = {
@@ -119,17 +136,63 @@ def test_deploy_capacity_verdict_equals_checking_every_entry(
     assert sampled_check(plugin, verb, document) == full_check(plugin, verb, document)
 
 
-def test_a_bad_row_deep_in_a_big_response_is_named_by_its_index() -> None:
+NODE_BREAKS: dict[str, Break] = {
+    "podname a number": lambda node: {**node, "podname": 5},
+    "nodename a list": lambda node: {**node, "nodename": ["n"]},
+    "nodename a bool": lambda node: {**node, "nodename": True},
+    "nodename null": lambda node: {**node, "nodename": None},
+    "podname absent": lambda node: {k: v for k, v in node.items() if k != "podname"},
+    "other key": lambda node: {**node, "weight": [1]},
+    "node null": lambda node: None,
+    "node a string": lambda node: "n1",
+    "node a list": lambda node: [node],
+}
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["storage", "gpu"]),
+    st.integers(0, 300),
+    st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(sorted(NODE_BREAKS))), max_size=3),
+)
+def test_a_metrics_request_gets_the_verdict_of_checking_every_node(
+    plugin: str, count: int, breaks: list[tuple[int, str]]
+) -> None:
+    nodes: list[Any] = [{"podname": "p", "nodename": f"node-{i}"} for i in range(count)]
+    for position, how in breaks:
+        if nodes and isinstance(nodes[position % len(nodes)], dict):
+            nodes[position % len(nodes)] = NODE_BREAKS[how](nodes[position % len(nodes)])
+    request = {"nodes": nodes}
+    assert sampled_check(plugin, "get-metrics", request, "request") == full_check(
+        plugin, "get-metrics", request, "request"
+    )
+
+
+def test_a_big_metrics_request_is_checked_on_one_node_per_signature() -> None:
+    nodes = [{"podname": "p", "nodename": f"node-{i}"} for i in range(1000)]
+    nodes[700] = {"nodename": "n"}
+    assert representatives("get-metrics", {"nodes": nodes}, "request") == {"nodes": [nodes[0], nodes[700]]}
+    assert representatives("get-metrics", {"nodes": nodes[:ROWS]}, "request") is None
+
+
+def test_a_bad_sample_is_named_by_its_index_in_the_whole_answer() -> None:
     rows = [metric_row("storage", i) for i in range(2000)]
     rows[1501] = {**rows[1501], "value": 7}
-    message = sampled_check("storage", "get-metrics", rows)
+    answer = rendered(rows, lambda i: "bad" if i == 1501 else str(i % 2))
+    message = sampled_check("storage", "get-metrics", answer)
     assert message is not None and "response[1501].value" in message
 
 
-def test_a_big_metrics_response_is_checked_on_one_row_per_signature() -> None:
-    rows = [metric_row("storage", i) for i in range(2000)]
-    assert representatives("get-metrics", rows) == rows[:2]
-    assert representatives("get-metrics", rows[:ROWS]) is None  # small ones are checked whole
+def test_a_written_metrics_answer_is_checked_on_one_row_per_template() -> None:
+    answer = Rendered()
+    for i in range(1000):
+        render_rows(answer, "pod", f"node-{i}", StorageRecord(NodeResource(storage=i), NodeResource()))
+    assert len(answer.items) == 2000
+    assert representatives("get-metrics", answer) == [
+        {"name": "storage_used", "labels": ["pod", "node-0"], "key": "core.node.node-0.storage.used", "value": "0"},
+        {"name": "storage_capacity", "labels": ["pod", "node-0"], "key": "core.node.node-0.storage.capacity",
+         "value": "0"},
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "calculate-deploy", "get-nodes-resource-info"])
@@ -143,10 +206,12 @@ def _without_docs(schema: Any) -> Any:
     return schema
 
 
-def test_the_signatures_cover_every_constraint_of_the_row_schemas() -> None:
-    # The signatures in validation.py summarise exactly these constraints. A schema that gains one
-    # (a key pattern, a label format, a bound) must extend the signature too, or the sampled check
-    # would stop seeing it: this test fails first.
+def test_the_samples_and_signatures_cover_every_constraint_of_the_row_schemas() -> None:
+    # A metrics row's sample stands for the rows its template writes because the schema constrains only
+    # what a template fixes (keys, name, label count) and the types of what it fills in (strings, an
+    # int's decimal); the capacity signatures in validation.py summarise exactly the entry constraints.
+    # A schema that gains one (a key pattern, a label format, a bound) must be covered too, or the
+    # sampled check would stop seeing it: this test fails first.
     common = json.loads((schema_dir() / "common.json").read_text())["definitions"]
     assert _without_docs(common["metric_row"]) == {
         "type": "object",
@@ -158,6 +223,18 @@ def test_the_signatures_cover_every_constraint_of_the_row_schemas() -> None:
             "key": {"type": "string"},
             "value": {"type": "string", "pattern": "^-?[0-9]+$"},
         },
+    }
+    assert _without_docs(common["metrics_node"]) == {
+        "type": ["object", "null"],
+        "properties": {
+            "podname": {"$ref": "#/definitions/nullable_string"},
+            "nodename": {"$ref": "#/definitions/nullable_string"},
+        },
+    }
+    assert _without_docs(common["nullable_string"]) == {"type": ["string", "null"]}
+    assert _without_docs(common["metrics_nodes"]) == {
+        "type": ["array", "null"],
+        "items": {"$ref": "#/definitions/metrics_node"},
     }
     assert _without_docs(common["deploy_capacity_entry"]) == {
         "type": "object",

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Iterator
 
 import pytest
 
 from resource_extend import etcd as transports
+from resource_extend import store as store_module
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.etcd.connection import Connection
 from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.etcd.kv import Entry, prefix_end
 from resource_extend.gpu.record import GpuRecord
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
+from tests.support import PASSWORD
 
 TRANSPORTS = ("gateway", "grpc")
 
@@ -72,14 +77,14 @@ def test_get_many_reads_only_the_span_of_wanted_keys_and_finds_every_one(
     wanted = ["n10", "ñ", "n1", "ghost", "n2"]
     kv = store._kv
     scanned: list[str] = []
-    real_scan = kv.scan
+    real_scans = kv.scans
 
-    def recording_scan(prefix_: str, span: tuple[str, str] | None = None) -> list[Entry]:
-        entries = real_scan(prefix_, span)
-        scanned.extend(entry.key for entry in entries)
-        return entries
+    def recording_scans(prefix_: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
+        for entries in real_scans(prefix_, spans):
+            scanned.extend(entry.key for entry in entries)
+            yield entries
 
-    monkeypatch.setattr(kv, "scan", recording_scan)
+    monkeypatch.setattr(kv, "scans", recording_scans)
     got = store.get_many(wanted)
     assert {node: record.capacity for node, record in got.items()} == {
         "n10": {"x": 3}, "ñ": {"x": 6}, "n1": {"x": 2}, "ghost": {}, "n2": {"x": 5}
@@ -87,6 +92,128 @@ def test_get_many_reads_only_the_span_of_wanted_keys_and_finds_every_one(
     # From the first wanted key ("ghost") to the last ("ñ", above "z" in code point and byte order): "a"
     # and the CJK name lie outside, "z" inside is read and ignored.
     assert [key.rsplit("/gpu/", 1)[1] for key in scanned] == ["n1", "n1/x", "n10", "n2", "z", "ñ"]
+
+
+def test_get_many_over_many_spans_finds_what_single_reads_find(
+    etcd: DevEtcd, prefix: str, transport: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "SPAN_KEYS", 7)  # many spans from a few dozen nodes
+    store = store_for(etcd, prefix, transport)
+    everyone = [f"n{i}" for i in range(60)] + ["n5/x", "ñ", "\u4e00"]
+    for count, node in enumerate(everyone, start=1):
+        store.put(node, GpuRecord({"x": count}, {}))
+    wanted = [*random.Random(7).sample(everyone, 45), "ghost", "n50", "zz"]
+    spans: list[int] = []
+    real_scans = store._kv.scans
+
+    def counting_scans(prefix_: str, given: list[tuple[str, str]]) -> Iterator[list[Entry]]:
+        spans.append(len(given))
+        return real_scans(prefix_, given)
+
+    monkeypatch.setattr(store._kv, "scans", counting_scans)
+    got = store.get_many(wanted)
+    assert spans == [7]  # 47 distinct wanted keys, 7 per span
+    assert list(got) == list(dict.fromkeys(wanted))
+    for node, record in got.items():
+        assert record == store.get_or_empty(node), node
+
+
+class UnreadablePipeline(GatewayKV):
+    """The real gateway client, recording how many requests each write carries; with ``spoil`` "answer" or
+    "connection", the pipeline's second request is spoiled on its way out or the connection lost after it."""
+
+    def __init__(self, config: EtcdConfig, spoil: str) -> None:
+        super().__init__(config)
+        self.spoil = spoil
+        self.sends: list[int] = []
+        self.wrapped: list[Connection] = []
+
+    def _connection(
+        self, failures: list[str], read: tuple[str, bytes] | None
+    ) -> tuple[Connection, tuple[int, bytes] | None]:
+        conn, early = super()._connection(failures, read)
+        if conn in self.wrapped:
+            return conn, early
+        self.wrapped.append(conn)
+        real_send, spoil, sends = conn.send, self.spoil, self.sends
+
+        def send(requests: list[tuple[str, bytes]], token: str | None, timeout: float) -> None:
+            sends.append(len(requests))
+            if len(requests) > 1:  # the pipeline: spoil its second request, or lose the connection after it
+                if spoil == "answer":
+                    requests = [requests[0], ("/v3/kv/range", b'{"key": 12}'), *requests[2:]]
+                real_send(requests, token, timeout)
+                if spoil == "connection":
+                    conn.close()
+                return
+            real_send(requests, token, timeout)
+
+        conn.send = send  # type: ignore[method-assign]
+        return conn, early
+
+
+@pytest.mark.parametrize("spoil", ["answer", "connection"])
+def test_a_pipelined_read_that_fails_is_read_again_the_usual_way(etcd: DevEtcd, prefix: str, spoil: str) -> None:
+    writer = store_for(etcd, prefix)
+    for i in range(12):
+        writer.put(f"n{i:02}", GpuRecord({"x": i + 1}, {}))
+    kv = UnreadablePipeline(EtcdConfig(machines=(etcd.url,), prefix=prefix), spoil)
+    spans = [(f"{prefix}/resource/gpu/n{i:02}", f"{prefix}/resource/gpu/n{i + 2:02}") for i in range(0, 12, 3)]
+    read = [[entry.key[-3:] for entry in entries] for entries in kv.scans(f"{prefix}/resource/gpu/", spans)]
+    assert read == [[f"n{j:02}" for j in range(i, i + 3)] for i in range(0, 12, 3)]
+    assert kv.sends[:2] == [1, 3]  # the first span alone, then the other three in one write
+    assert kv.get(f"{prefix}/resource/gpu/n05") is not None  # and the connection serves what comes next
+
+
+@pytest.mark.parametrize("how", ["gateway", "grpc", "gateway, pipeline lost"])
+def test_spans_are_read_at_the_first_ones_revision(etcd: DevEtcd, prefix: str, how: str) -> None:
+    writer = store_for(etcd, prefix)
+    for i in range(6):
+        writer.put(f"n{i}", GpuRecord({"x": 1}, {}))
+    config = EtcdConfig(machines=(etcd.url,), prefix=prefix, transport=how.split(",")[0])
+    kv = UnreadablePipeline(config, "connection") if "lost" in how else transports.open(config)
+    directory = f"{prefix}/resource/gpu/"
+    reading = kv.scans(directory, [(directory + f"n{i}", directory + f"n{i + 1}") for i in range(0, 6, 2)])
+    next(reading)
+    writer.put("n5", GpuRecord({"x": 2}, {}))  # lands after the first span was read
+    last = list(reading)[-1][-1]
+    assert json.loads(last.value)["capacity"]["prod_count_map"] == {"x": 1}
+    assert writer.get("n5").capacity == {"x": 2}
+
+
+@pytest.mark.parametrize("cluster", ["tls", "auth"])
+def test_pipelined_spans_carry_tls_and_the_auth_token(
+    cluster: str, tls_etcd: tuple[DevEtcd, dict[str, str]], auth_etcd: DevEtcd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "SPAN_KEYS", 5)
+    if cluster == "tls":
+        server, files = tls_etcd
+        config = EtcdConfig(
+            machines=(server.url,), prefix="/tls-spans", ca=files["ca"], cert=files["client"], key=files["client-key"]
+        )
+    else:
+        config = EtcdConfig(machines=(auth_etcd.url,), prefix="/eru-auth/spans", username="eru", password=PASSWORD)
+    kv = UnreadablePipeline(config, "nothing")
+    store = NodeStore(kv, config.prefix, "gpu", GpuRecord)
+    for i in range(23):
+        store.put(f"n{i:02}", GpuRecord({"x": i + 1}, {}))
+    kv.sends.clear()
+    got = store.get_many([f"n{i:02}" for i in range(23)])
+    assert [record.capacity for record in got.values()] == [{"x": i + 1} for i in range(23)]
+    assert kv.sends == [1, 4]  # the first span, then the other four pipelined
+
+
+def test_a_caller_that_stops_reading_spans_early_leaves_no_answer_behind(etcd: DevEtcd, prefix: str) -> None:
+    writer = store_for(etcd, prefix)
+    for i in range(6):
+        writer.put(f"n{i}", GpuRecord({"x": i + 1}, {}))
+    kv = GatewayKV(EtcdConfig(machines=(etcd.url,), prefix=prefix))
+    directory = f"{prefix}/resource/gpu/"
+    reading = kv.scans(directory, [(directory + f"n{i}", directory + f"n{i}") for i in range(6)])
+    assert [entry.key for entry in next(reading)] == [directory + "n0"]
+    reading.close()  # five answers were still due on the connection
+    entry = kv.get(directory + "n4")
+    assert entry is not None and json.loads(entry.value)["capacity"]["prod_count_map"] == {"x": 5}
 
 
 def test_create_refuses_an_existing_node(etcd: DevEtcd, prefix: str, transport: str) -> None:

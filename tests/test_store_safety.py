@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend import config, validation
+from resource_extend import config, jsonio, validation
 from resource_extend.errors import PluginError
 from resource_extend.gpu.verbs import PLUGIN as GPU
 from resource_extend.storage.verbs import PLUGIN as STORAGE
@@ -82,10 +82,10 @@ class Keyspace:
             validation.check(self.plugin, verb, "request", request)
             result = found.run(Call(plugin, verb, request, settings_))
             validation.check(self.plugin, verb, "response", result)
-            json.dumps(result, allow_nan=False)
+            text = jsonio.dumps(result)
         except PluginError as exc:
             return False, str(exc)
-        return True, result
+        return True, json.loads(text) if isinstance(result, jsonio.Rendered) else result
 
     def ok(self, verb: str, request: dict[str, Any]) -> Any:
         done, result = self.call(verb, request)

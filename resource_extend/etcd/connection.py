@@ -51,19 +51,31 @@ class Connection:
         except OSError:
             pass
 
+    def settimeout(self, timeout: float) -> None:
+        self._sock.settimeout(timeout)
+
     def post(self, path: str, body: bytes, token: str | None, timeout: float) -> tuple[int, bytes]:
+        self.send([(path, body)], token, timeout)
+        return self.receive()
+
+    def send(self, requests: list[tuple[str, bytes]], token: str | None, timeout: float) -> None:
+        """POST each (path, body) in one write. More than one is HTTP/1.1 pipelining: etcd answers them in
+        order, one ``receive`` each, and works on the next while this side reads the last."""
         self._sock.settimeout(timeout)
         auth = f"Authorization: {token}\r\n" if token else ""
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: {self.endpoint.host}:{self.endpoint.port}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n"
+        host = f"{self.endpoint.host}:{self.endpoint.port}"
+        data = b"".join(
+            f"POST {path} HTTP/1.1\r\nHost: {host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n".encode("latin-1")
+            + body
+            for path, body in requests
         )
         self.sent = False
-        self._sock.sendall(head.encode("latin-1") + body)
+        self._sock.sendall(data)
         self.sent = True  # from here on etcd may act on the request even if its answer is lost
-        return self._response()
 
-    def _response(self) -> tuple[int, bytes]:
+    def receive(self) -> tuple[int, bytes]:
+        """The next answer's status and body."""
         head = self._until(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
         try:

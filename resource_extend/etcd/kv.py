@@ -12,6 +12,7 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Protocol
 else:
     from resource_extend.typeshim import Protocol
@@ -36,6 +37,11 @@ class KV(Protocol):
 
     def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
         """Every key under ``prefix``; with ``span`` = (first, last), only those from first to last inclusive."""
+        ...
+
+    def scans(self, prefix: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
+        """``scan(prefix, span)`` for each span in turn, each list as soon as it is read. A caller that
+        decodes one while the next is read overlaps its work with etcd's; spans should not overlap."""
         ...
 
     def put(self, key: str, value: bytes) -> None: ...

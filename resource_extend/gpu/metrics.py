@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from resource_extend.gpu.record import GpuRecord
-from resource_extend.metrics import gauge, metric_key, row
+from resource_extend.jsonio import Rendered
+from resource_extend.metrics import gauge, json_string, node_head
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.metrics import MetricDescription, MetricRow
+    from resource_extend.metrics import MetricDescription
 
 METRICS_DESCRIPTION: list[MetricDescription] = [
     gauge("gpu_capacity", "node available gpu.", ["podname", "nodename", "product"]),
@@ -15,12 +16,16 @@ METRICS_DESCRIPTION: list[MetricDescription] = [
 ]
 
 
-def metric_rows(pod: str, node: str, record: GpuRecord) -> list[MetricRow]:
-    """Two rows per product the node has, capacity then used, products in name order."""
+def render_rows(rows: Rendered, pod: str, node: str, record: GpuRecord) -> None:
+    """Two rows per product the node has, capacity then used, products in name order; labels
+    ``[pod, node, product]``, keys ``core.node.<node>.gpu.<product>.capacity`` and ``….used``."""
+    labels, key = node_head(pod, node)
     usage = record.usage or {}
-    rows = []
-    for product, k in sorted((record.capacity or {}).items()):
-        labels = [pod, node, product]
-        rows.append(row("gpu_capacity", labels, metric_key(node, "gpu", product, "capacity"), k))
-        rows.append(row("gpu_used", labels, metric_key(node, "gpu", product, "used"), usage.get(product, 0)))
-    return rows
+    for product, count in sorted((record.capacity or {}).items()):
+        name = json_string(product)
+        start = f"{labels},{name}],{key}gpu.{name[1:-1]}"
+        capacity = f'{{"name":"gpu_capacity",{start}.capacity","value":"{count}"}}'
+        used = f'{{"name":"gpu_used",{start}.used","value":"{usage.get(product, 0)}"}}'
+        rows.items += (capacity, used)
+        if not rows.samples:
+            rows.samples.update(gpu_capacity=capacity, gpu_used=used)

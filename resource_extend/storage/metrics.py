@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from resource_extend.metrics import gauge, metric_key, row
+from resource_extend.jsonio import Rendered
+from resource_extend.metrics import gauge, node_head
 from resource_extend.storage.record import StorageRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.metrics import MetricDescription, MetricRow
+    from resource_extend.metrics import MetricDescription
 
 METRICS_DESCRIPTION: list[MetricDescription] = [
     gauge("storage_used", "node used storage.", ["podname", "nodename"]),
@@ -15,11 +16,14 @@ METRICS_DESCRIPTION: list[MetricDescription] = [
 ]
 
 
-def metric_rows(pod: str, node: str, record: StorageRecord) -> list[MetricRow]:
-    """A node's two rows: used then capacity storage, in bytes as decimal strings."""
+def render_rows(rows: Rendered, pod: str, node: str, record: StorageRecord) -> None:
+    """A node's two rows, used then capacity storage in bytes; labels ``[pod, node]``, keys
+    ``core.node.<node>.storage.used`` and ``….capacity``."""
+    labels, key = node_head(pod, node)
     used = record.usage.storage if record.usage is not None else 0
     capacity = record.capacity.storage if record.capacity is not None else 0
-    return [
-        row("storage_used", [pod, node], metric_key(node, "storage", "used"), used),
-        row("storage_capacity", [pod, node], metric_key(node, "storage", "capacity"), capacity),
-    ]
+    used_row = f'{{"name":"storage_used",{labels}],{key}storage.used","value":"{used}"}}'
+    capacity_row = f'{{"name":"storage_capacity",{labels}],{key}storage.capacity","value":"{capacity}"}}'
+    rows.items += (used_row, capacity_row)
+    if not rows.samples:
+        rows.samples.update(storage_used=used_row, storage_capacity=capacity_row)

@@ -64,6 +64,10 @@ class NodeResource(Fields):
     @classmethod
     def from_json(cls, value: Any, where: str = "node resource") -> NodeResource:
         """Decode the parsed form: exact key names, integral numbers (``"storage": "1T"`` is an error)."""
+        if type(value) is dict:
+            plain = _plain_side(value)
+            if plain is not None:
+                return plain
         source = decoding.object_or_none(value, where)
         if source is None:
             raise PluginError(f"{where} must be an object, not null")
@@ -274,6 +278,45 @@ def reconcile_usage(stored: NodeResource, workloads: Iterable[WorkloadResource])
 
 def _volume_diff(device: str, stored: int, computed: int) -> str:
     return f"node.Volumes[{device}] != sum(workload.Volumes[{device}]): {stored} != {computed}"
+
+
+_STRINGS = frozenset((str,))
+
+
+def _plain_side(value: dict[str, Any]) -> NodeResource | None:
+    """The side as both plugins store it — every number a plain int64, devices and mounts strings, no null
+    inside a field — decoded without the field readers; None for anything else, which they decode or
+    refuse with their errors. 1000 stored records are decoded per get-metrics or capacity call: this
+    takes ~1 ms off ~11. Every number goes through one ``plain_int64s``, which switches this off too."""
+    volumes, items = value.get("volumes"), value.get("disks")
+    numbers = [value.get("storage", 0)]
+    if volumes is not None:
+        if type(volumes) is not dict:
+            return None
+        numbers += volumes.values()
+    disks = None
+    if items is not None:
+        if type(items) is not list:
+            return None
+        disks = []
+        for item in items:
+            if type(item) is not dict:
+                return None
+            device, mounts = item.get("device"), item.get("mounts")
+            if type(device) is not str:
+                return None
+            if mounts is not None:
+                if type(mounts) is not list or not {*map(type, mounts)} <= _STRINGS:
+                    return None
+                mounts = list(mounts)
+            quota: tuple[Any, ...] = (
+                item.get("read_IOPS"), item.get("write_IOPS"), item.get("read_bps"), item.get("write_bps")
+            )  # fmt: skip
+            numbers += quota
+            disks.append(Disk.holding(device, mounts, Quota(*quota)))  # numbers checked below
+    if not decoding.plain_int64s(numbers):
+        return None
+    return NodeResource(None if volumes is None else dict(volumes), disks, numbers[0])
 
 
 def _resource_or_none(source: dict[str, Any], key: str) -> NodeResource | None:

@@ -41,7 +41,7 @@ def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[A
     calculate = importlib.import_module(f"resource_extend.{plugin.name}.calculate_verbs")
     for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc"):
         assert callable(getattr(calculate, name)), name
-    assert callable(plugin.metrics.metric_rows)
+    assert callable(plugin.metrics.render_rows)
     assert [row["name"] for row in plugin.metrics.METRICS_DESCRIPTION]
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from resource_extend.storage.metrics import metric_rows
+import json
+
+from resource_extend.jsonio import Rendered, dumps
+from resource_extend.storage.metrics import render_rows
 from tests.support import FOUR, TiB
 
 
 def test_metric_rows_use_a_dot_free_key_and_the_raw_name_in_labels() -> None:
-    rows = metric_rows("pod", "a.b", FOUR)
-    assert [(r["name"], r["key"], r["value"]) for r in rows] == [
-        ("storage_used", "core.node.a_b.storage.used", "0"),
-        ("storage_capacity", "core.node.a_b.storage.capacity", str(4 * TiB)),
-    ]
-    assert rows[0]["labels"] == ["pod", "a.b"]
+    rows = Rendered()
+    render_rows(rows, "pod", "a.b", FOUR)
+    assert json.loads(dumps(rows)) == [
+        {"name": "storage_used", "labels": ["pod", "a.b"], "key": "core.node.a_b.storage.used", "value": "0"},
+        {"name": "storage_capacity", "labels": ["pod", "a.b"], "key": "core.node.a_b.storage.capacity",
+         "value": str(4 * TiB)},
+    ]  # fmt: skip

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resource_extend import jsonio
@@ -368,6 +368,50 @@ def storage_docs(number: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, 
 
 @given(doc=storage_docs(numbers) | storage_docs(plain))
 def test_storage_record_decodes_alike_with_and_without_the_fast_path(doc: dict[str, Any]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        assert outcome(lambda: StorageRecord.from_json(doc)) == without_fast_path(
+            monkeypatch, lambda: StorageRecord.from_json(doc)
+        )
+
+
+# Sides as the plugins store them (the fast path's whole input), then with one value made odd somewhere.
+full_disks = st.fixed_dictionaries(
+    {"device": devices, "mounts": st.none() | st.lists(devices, max_size=3)}
+    | {name: plain for name in ("read_IOPS", "write_IOPS", "read_bps", "write_bps")}
+)
+full_sides = st.fixed_dictionaries(
+    {"volumes": st.none() | st.dictionaries(devices, plain, max_size=4),
+     "disks": st.none() | st.lists(full_disks, max_size=3), "storage": plain}
+)  # fmt: skip
+oddities = st.sampled_from([None, "", "x", 1.0, 2.5, True, -1, 2**63, -(2**63) - 1, [], [None], [1], {}, {"a": 1}])
+
+
+def _places(doc: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in ``doc`` a value sits at: containers, their members and elements."""
+    found = [path]
+    members = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in members:
+        found += _places(value, (*path, key))
+    return found
+
+
+def _spoiled(doc: Any, path: tuple[Any, ...], odd: Any) -> Any:
+    if not path:
+        return odd
+    if isinstance(doc, dict):
+        return {**doc, path[0]: _spoiled(doc[path[0]], path[1:], odd)}
+    return [*doc[: path[0]], _spoiled(doc[path[0]], path[1:], odd), *doc[path[0] + 1 :]]
+
+
+@settings(max_examples=1000)
+@given(full_sides, st.none() | full_sides, st.integers(0, 10**6), oddities, st.booleans())
+def test_a_stored_side_and_every_one_value_off_it_decode_alike_with_and_without_the_fast_path(
+    capacity: dict[str, Any], usage: dict[str, Any] | None, place: int, odd: Any, spoil: bool
+) -> None:
+    doc: Any = {"capacity": capacity, "usage": usage}
+    if spoil:
+        places = _places(doc)[1:]  # not the whole record: the sides and everything inside them
+        doc = _spoiled(doc, places[place % len(places)], odd)
     with pytest.MonkeyPatch.context() as monkeypatch:
         assert outcome(lambda: StorageRecord.from_json(doc)) == without_fast_path(
             monkeypatch, lambda: StorageRecord.from_json(doc)
