@@ -1,5 +1,8 @@
 # Every target that needs tools makes the venv first, so a fresh clone needs only python3 and make.
+# PYTHON: the interpreter the executables' shebang names (a name found on PATH at each call, or an absolute
+# path); PYTHONS: the interpreters whose code tables they carry (default: every CPython 3.9+ build.py finds).
 PYTHON ?= python3
+PYTHONS ?=
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -9,7 +12,7 @@ EXECUTABLES := resource-gpu resource-storage
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: help venv build build-grpc check test lint fmt demo bench docs-examples clean
+.PHONY: FORCE help venv build build-grpc check test lint fmt demo bench docs-examples clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -26,8 +29,14 @@ venv: $(STAMP) ## create .venv with the project and its dev tools
 
 build: $(EXECUTABLES) ## build ./resource-gpu and ./resource-storage (only when a source changed)
 
-$(EXECUTABLES): $(STAMP) $(SOURCES)
-	$(PY) build.py --python $(PYTHON)
+# Holds the last build's PYTHON and PYTHONS and changes only when they do, so `make build PYTHON=...` rebuilds.
+BUILD_ARGS := build/.build-args
+$(BUILD_ARGS): FORCE
+	@mkdir -p build
+	@echo 'PYTHON=$(PYTHON) PYTHONS=$(PYTHONS)' | cmp -s - $@ || echo 'PYTHON=$(PYTHON) PYTHONS=$(PYTHONS)' > $@
+
+$(EXECUTABLES): $(STAMP) $(SOURCES) $(BUILD_ARGS)
+	$(PY) build.py --python $(PYTHON) --pythons "$(PYTHONS)"
 
 build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
 	$(PY) build.py --grpc --python $(PYTHON)

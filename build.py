@@ -5,11 +5,15 @@
     python build.py --grpc [--out DIR] # the same names in DIR (default build/grpc/), with the grpc extra
 
     python build.py --python /usr/bin/python3  # bake that interpreter into the shebang (default: env -S python3)
+    python build.py --pythons "python3.9 python3.12"  # code tables for these only (default $PYTHONS, else all found)
 
-Each staging tree holds the library without the other plugin, PyYAML, the schemas, validators compiled
-from the schemas (so no schema library is imported on a call) and bytecode compiled ahead of time.
-The default build runs straight from its archive and unpacks nothing; the --grpc build carries compiled
-extensions, so it unpacks itself once per build into a directory it checks no other user can write.
+Each staging tree holds the library without the other plugin, PyYAML, the schemas and validators compiled
+from the schemas (so no schema library is imported on a call). The default build runs straight from its
+archive and unpacks nothing: its start (resource_extend/boot/start.py) runs on any python3, refuses 3.8 and
+older in one line, and imports the code from the table compiled for the running CPython minor, or from the
+sources for a minor the build did not find. The --grpc build carries compiled extensions for the build's
+interpreter, so its start (boot/extract.py) refuses any other, and unpacks the build once into a directory it
+checks no other user can write.
 """
 
 from __future__ import annotations
@@ -37,276 +41,44 @@ RUNTIME_DEPS = ("PyYAML>=6.0",)
 # `etcd.transport: grpc` works; grpcio is a compiled extension, so such a build is for this platform only.
 GRPC_DEPS = ("etcd-sdk-python==0.0.7", "grpcio>=1.66.2,<2", "protobuf>=5.27.2,<8")
 
-# What every start of an executable runs first (formatted per start: the program's name and its arguments).
-# The library's syntax needs Python 3.9: an older python3 would end the call in a traceback, so the start
-# says it in the plugin's one failure line instead. Written for any Python 3, as the rest of a start is.
-PRELUDE = """\
-def _verb(args):
-    # The verb as the plugin's failure lines name it: the first argument that is not an option.
-    i = 0
-    while i < len(args):
-        if args[i] == "--config":
-            i += 2
-        elif args[i].startswith("-"):
-            i += 1
-        else:
-            return " " + args[i]
-    return ""
-
-
-if sys.version_info < (3, 9):
-    sys.stderr.write(
-        "%s%s: python3 here is %d.%d; the plugin needs Python 3.9 or newer (see docs/python.md)\\n"
-        % (PROG_NAME, _verb(ARGS), sys.version_info[0], sys.version_info[1])
-    )
-    sys.stderr.flush()
-    sys.exit(128)
-"""
-
-
-def prelude(prog: str, args: str) -> str:
-    """PRELUDE for one start: ``prog`` and ``args`` are the Python expressions of its name and arguments."""
-    return PRELUDE.replace("PROG_NAME", prog).replace("ARGS", args)
-
-
-# The zipapp's __main__, for a build without compiled extensions (the default): it runs the plugin straight
-# from the archive (zipimport, with the unchecked-hash bytecode rewrite_main adds beside each source), so a
-# call unpacks nothing and imports no file another local user could have written.
-BOOT_FROM_ZIP = (
-    """\
-# -*- coding: utf-8 -*-
-# Written by build.py: runs the plugin from this archive; nothing is unpacked.
-import os
-import sys
-
-"""
-    + prelude("os.path.basename(sys.argv[0])", "sys.argv[1:]")
-    + """
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
-from {module} import {function}
-
-{function}()
-"""
-)
-
-# What the default build's shebang runs with `python3 -IS -c`, from the archive's root (the shebang puts the
-# archive first on sys.path). Running the archive as a zipapp would have the interpreter import runpy, and
-# with it importlib.util, contextlib, functools and collections (~3 ms of a ~15 ms call) only to find
-# __main__; `-c` starts the plugin directly. argv arrives as [-c, archive, verb, ...].
-START = (
-    """\
-# -*- coding: utf-8 -*-
-# Written by build.py: run by the shebang's -c; the archive is sys.path[0] and sys.argv[1].
-import os
-import sys
-
-"""
-    + prelude("os.path.basename(sys.argv[1])", "sys.argv[2:]")
-    + """
-archive = os.path.abspath(sys.argv.pop(1))
-sys.argv[0] = archive
-sys.path[0] = archive
-sys.path.insert(1, os.path.join(archive, "site-packages"))
-from {module} import {function}
-
-{function}()
-"""
-)
+# The starts live in resource_extend/boot/ as code of their own (linted, type-checked, unit-tested) and are
+# copied into each archive with the build's constants written in: start.py as the archive's root module,
+# which the default build's shebang imports, and extract.py as the --grpc build's __main__.
+BOOT = ROOT / "resource_extend" / "boot"
 START_MODULE = "_resource_extend_start"
+# The default build's __main__, for `python3 ./resource-gpu` and shebangs with an absolute interpreter.
+ZIPAPP_MAIN = f"""\
+# Written by build.py: the start module does everything (it parses on any Python 3).
+import {START_MODULE}
 
-# The __main__ of a build with compiled extensions (--grpc: grpcio), which must be files to be loaded. The
-# archive is unpacked once per build id under $SHIV_ROOT, ~/.shiv or $TMPDIR/resource-extend-<uid>, and every
-# call first proves that no other user can have written what it imports: the root, the build's directory and
-# its site-packages are real directories (opened with O_NOFOLLOW) owned by the caller with no group or other
-# write bit, and every directory above the root belongs to root or the caller and is not writable by others
-# unless sticky (/tmp). What lies below was written by the caller alone: a new build is unpacked with umask
-# 077 into a private temporary directory (0700) that is then renamed into place (simultaneous first calls:
-# one rename wins, the others use its result). Anything else refuses the call with one line, exit 128. A
-# fresh unpack removes all but this build and the newest one before it.
-BOOT_EXTRACTING = (
-    """\
-# -*- coding: utf-8 -*-
-# Written by build.py: unpacks the compiled extensions this build needs into a directory only the caller
-# can write, after checking that nobody else can have planted anything there.
-import os
-import stat
-import sys
-
-BUILD_ID = {build_id!r}
-PROG = {prog!r}
-KEEP_BEFORE = 1  # extracted builds kept besides this one
-STALE_TEMP = 3600.0  # seconds after which a crashed extraction's temporary directory is removed
-
+{START_MODULE}.run_as_zipapp()
 """
-    + prelude("PROG", "sys.argv[1:]")
-    + """
 
 
-class Refused(Exception):
-    pass
-
-
-def _fail(cause):
-    sys.stderr.write("%s%s: %s\\n" % (PROG, _verb(sys.argv[1:]), cause))
-    sys.stderr.flush()
-    os._exit(128)
-
-
-def _check_ancestors(path):
-    # Every directory above the root: owned by root or the caller, writable by nobody else unless sticky.
-    uid = os.getuid()
-    current = "/"
-    for part in [""] + [p for p in path.split("/") if p]:
-        current = os.path.join(current, part)
-        st = os.lstat(current)
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            raise Refused("%s is not a directory" % current)
-        if st.st_uid not in (0, uid):
-            raise Refused("%s belongs to uid %d" % (current, st.st_uid))
-        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
-            raise Refused("%s is writable by other users" % current)
-
-
-def _open_own_dir(name, dir_fd=None, create=False):
-    # O_NOFOLLOW: a symlink planted under this name is refused, never followed.
-    if create:
-        try:
-            os.mkdir(name, 0o700, dir_fd=dir_fd)
-        except FileExistsError:
-            pass
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as exc:
-        raise Refused("cannot open %s as a directory of its own: %s" % (name, exc.strerror))
-    st = os.fstat(fd)
-    if st.st_uid != os.getuid():
-        os.close(fd)
-        raise Refused("%s belongs to uid %d, not to the caller (uid %d)" % (name, st.st_uid, os.getuid()))
-    if st.st_mode & 0o022:
-        os.close(fd)
-        raise Refused("%s is writable by group or others (mode %o)" % (name, stat.S_IMODE(st.st_mode)))
-    return fd
-
-
-def _root():
-    # Symlinks above the root are resolved once here, and only the resolved path is used and checked.
-    chosen = os.environ.get("SHIV_ROOT")
-    home = os.environ.get("HOME")
-    if chosen:
-        parent, base = os.path.split(os.path.abspath(chosen).rstrip("/"))
-    elif home and os.path.isabs(home) and os.path.isdir(home) and os.access(home, os.W_OK | os.X_OK):
-        parent, base = home, ".shiv"
-    else:
-        parent, base = os.environ.get("TMPDIR") or "/tmp", "resource-extend-%d" % os.getuid()
-    return os.path.join(os.path.realpath(parent), base)
-
-
-def _extract(archive, root, root_fd, name):
-    import tempfile
-    import zipfile
-
-    old_umask = os.umask(0o077)
-    try:
-        temp = tempfile.mkdtemp(prefix="." + name + ".", dir=root)
-        with zipfile.ZipFile(archive) as zipped:
-            for member in zipped.infolist():
-                if member.filename.startswith("site-packages/"):
-                    zipped.extract(member, temp)
-        try:
-            os.rename(os.path.basename(temp), name, src_dir_fd=root_fd, dst_dir_fd=root_fd)
-        except OSError:  # another call unpacked the same build first: use its copy
-            import shutil
-
-            shutil.rmtree(temp, ignore_errors=True)
-            return False
-    finally:
-        os.umask(old_umask)
-    return True
-
-
-def _prune(root, root_fd, name):
-    # Only entries that are ours by name and by owner: older builds of this executable, shiv's lock files
-    # and temporary directories that a killed extraction left behind.
-    import shutil
-    import time
-
-    prefix = PROG + "_"
-    builds = []
-    leftovers = []
-    now = time.time()
-    for entry in os.scandir(root_fd):
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if entry.name == name or st.st_uid != os.getuid():
-            continue
-        build_id = entry.name[len(prefix):] if entry.name.startswith(prefix) else ""
-        if len(build_id) == 64 and all(c in "0123456789abcdef" for c in build_id) and stat.S_ISDIR(st.st_mode):
-            builds.append((st.st_mtime, entry.name))
-        elif entry.name.startswith("." + prefix) and now - st.st_mtime > STALE_TEMP:
-            leftovers.append(entry.name)
-    builds.sort(reverse=True)
-    for old in [b[1] for b in builds[KEEP_BEFORE:]] + leftovers:
-        path = os.path.join(root, old)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)  # fd-based on Linux: never follows a symlink inside
-        else:
-            try:
-                os.unlink(old, dir_fd=root_fd)
-            except OSError:
-                pass
-
-
-def _site():
-    archive = os.path.dirname(os.path.abspath(__file__))
-    name = "%s_%s" % (PROG, BUILD_ID)
-    root = _root()
-    _check_ancestors(os.path.dirname(root))
-    root_fd = _open_own_dir(root, create=True)
-    try:
-        fresh = False
-        try:
-            build_fd = _open_own_dir(name, dir_fd=root_fd)
-        except Refused:
-            if os.path.lexists(os.path.join(root, name)):
-                raise
-            fresh = _extract(archive, root, root_fd, name)
-            build_fd = _open_own_dir(name, dir_fd=root_fd)
-        try:
-            os.close(_open_own_dir("site-packages", dir_fd=build_fd))
-        finally:
-            os.close(build_fd)
-        if fresh:
-            _prune(root, root_fd, name)
-    finally:
-        os.close(root_fd)
-    return os.path.join(root, name, "site-packages")
-
-
-try:
-    _path = _site()
-except Refused as exc:
-    _fail("refusing to load the unpacked build: %s" % exc)
-except OSError as exc:
-    _fail("cannot unpack the build (set SHIV_ROOT to a directory of your own): %s" % exc)
-sys.path.insert(1, _path)
-from {module} import {function}
-
-{function}()
-"""
-)
+def boot_source(name: str, **constants: object) -> str:
+    """``resource_extend/boot/<name>.py`` with each ``NAME = ...`` line of ``constants`` set to its value."""
+    text = (BOOT / f"{name}.py").read_text(encoding="utf-8")
+    for key, value in constants.items():
+        lines = [line for line in text.splitlines() if line.startswith(f"{key} = ")]
+        if len(lines) != 1:
+            raise SystemExit(f"build.py: boot/{name}.py must have exactly one line starting {key} = ")
+        comment = lines[0].partition("  #")[2]
+        text = text.replace(lines[0], f"{key} = {value!r}" + (f"  #{comment}" if comment else ""), 1)
+    return text
 
 
 def sh(*args: str) -> None:
     subprocess.run(args, check=True)
 
 
-def stage(plugin: str, out: Path, deps: Path, extract: bool = False) -> None:
-    """Copy the library (minus the other plugin), its dependencies, schemas and compiled validators.
+def stage(plugin: str, out: Path, deps: Path, extract: bool = False, build_info: str = "") -> None:
+    """Copy the library (minus the other plugin and the starts), its dependencies, schemas and compiled
+    validators.
 
     A build that runs from its archive cannot load compiled extensions, so it leaves them out: the only
-    one is PyYAML's optional libyaml binding, without which PyYAML uses its pure-Python loader.
+    one is PyYAML's optional libyaml binding, without which PyYAML uses its pure-Python loader. Its code
+    goes into the archive as sources and as one code table per interpreter (see ``code_tables``); an
+    extracting build gets the bytecode of the interpreter it is built for, in ``__pycache__``.
     """
     if out.exists():
         shutil.rmtree(out)
@@ -315,8 +87,12 @@ def stage(plugin: str, out: Path, deps: Path, extract: bool = False) -> None:
         for path in sorted(out.rglob("*")):
             if path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
                 path.unlink()
+    for cache in sorted(out.rglob("__pycache__"), reverse=True):
+        shutil.rmtree(cache)
     others = [p for p in PLUGINS if p != plugin]
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_validators_*", "_schemas", *others)
+    ignore = shutil.ignore_patterns(
+        "__pycache__", "*.pyc", "_validators_*", "_schemas", "_build_info.py", "boot", *others
+    )
     shutil.copytree(ROOT / "resource_extend", out / "resource_extend", ignore=ignore)
     (out / "plugins").mkdir()
     shutil.copy2(ROOT / "plugins" / "__init__.py", out / "plugins")
@@ -325,11 +101,12 @@ def stage(plugin: str, out: Path, deps: Path, extract: bool = False) -> None:
     shutil.copytree(ROOT / "schemas", schemas, ignore=shutil.ignore_patterns(*others))
     compile_validators(plugin, schemas, out / "resource_extend" / f"_validators_{plugin}")
     (out / "resource_extend" / "_build_info.py").write_text(
-        f'"""Written by build.py."""\n\nREVISION = {git_revision()!r}\nBUILT = {build_time()!r}\n'
+        f'"""Written by build.py."""\n\nREVISION = {git_revision()!r}\nBUILT = {build_time()!r}\n{build_info}'
     )
-    # Unchecked-hash pycs: zipimport loads them without comparing timestamps, and they stay valid when an
-    # extracting build unpacks the files with new timestamps.
-    compileall.compile_dir(out, quiet=1, optimize=0, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    if extract:
+        # Unchecked-hash pycs stay valid when the files are unpacked with new timestamps.
+        mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+        compileall.compile_dir(out, quiet=1, optimize=0, invalidation_mode=mode)
 
 
 def compile_validators(plugin: str, schema_dir: Path, package: Path) -> None:
@@ -351,10 +128,14 @@ def compile_validators(plugin: str, schema_dir: Path, package: Path) -> None:
 
 def generated(code: str) -> str:
     """fastjsonschema's code with its exception import pointed at our small shim module."""
-    original = "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException"
-    if original not in code:
+    # 2.22 (Python 3.10+) imports both exception classes, 2.21 (the newest on 3.9) the first alone.
+    for imported in ("JsonSchemaValueException, JsonSchemaValuesException", "JsonSchemaValueException"):
+        original = f"from fastjsonschema import {imported}"
+        if original in code:
+            break
+    else:
         raise SystemExit("build.py: fastjsonschema's generated code changed; update build.py")
-    shim = "from resource_extend.schemaerror import JsonSchemaValueException, JsonSchemaValuesException"
+    shim = f"from resource_extend.schemaerror import {imported}"
     # The generator writes the root schema's function first; its name comes from the schema's $id.
     entry = re.search(r"^def (\w+)\(", code, re.MULTILINE)
     if entry is None:
@@ -398,13 +179,21 @@ def build_time() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def zipapp(plugin: str, site: Path, work: Path, target: Path, extract: bool = False, python: str = "python3") -> None:
+def zipapp(
+    plugin: str,
+    site: Path,
+    work: Path,
+    target: Path,
+    extract: bool = False,
+    python: str = "python3",
+    tables: dict[str, bytes] | None = None,
+) -> None:
     raw = work / f"resource-{plugin}.shiv"
     sh(
         sys.executable, "-m", "shiv", "--site-packages", str(site), "-e", f"plugins.{plugin}:main",
         "-p", "/usr/bin/env python3", "-o", str(raw), "--reproducible",
     )  # fmt: skip
-    rewrite_main(raw, target, site, extract=extract, python=python)
+    rewrite_main(raw, target, site, extract=extract, python=python, tables=tables or {})
     target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     raw.unlink()
 
@@ -436,63 +225,130 @@ def shebang(python: str, start: bool = False) -> bytes:
 
 
 def rewrite_main(
-    source: Path, target: Path, site: Path | None = None, *, extract: bool = False, python: str = "python3"
+    source: Path,
+    target: Path,
+    site: Path | None = None,
+    *,
+    extract: bool = False,
+    python: str = "python3",
+    tables: dict[str, bytes] | None = None,
 ) -> None:
-    """Copy shiv's zipapp with our __main__ in place of shiv's (whose bootstrap it leaves out), our shebang,
-    and the bytecode of ``site``.
-
-    shiv leaves .pyc files out. A build that runs from the archive gets each unchecked-hash .pyc that
-    stage() compiled beside its source, where zipimport looks (it never reads __pycache__); an
-    extracting build gets them in __pycache__, where they stay valid wherever they are unpacked.
+    """Copy shiv's zipapp with our starts in place of shiv's __main__ (whose bootstrap it leaves out), our
+    shebang, and the compiled code: ``tables`` (cache tag -> code table) for a build that runs from its
+    archive, the ``__pycache__`` of ``site`` for an extracting one. Every member is written once.
     """
     tmp = target.with_name(target.name + ".tmp")
     with zipfile.ZipFile(source) as src, tmp.open("wb") as out:
         env = json.loads(src.read("environment.json"))
-        module, _, function = env["entry_point"].partition(":")
-        template = BOOT_EXTRACTING if extract else BOOT_FROM_ZIP
+        entry = tuple(env["entry_point"].split(":", 1))
         name = target.name
-        boot = template.format(build_id=env["build_id"], prog=name, module=module, function=function).encode()
+        if extract:
+            main = boot_source("extract", BUILD_ID=env["build_id"], PROG=name, ENTRY=entry, BUILT_FOR=running_on())
+        else:
+            main = ZIPAPP_MAIN
         out.write(shebang(python, start=not extract))
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+
+            def add(member: str, data: bytes | str, compress: int = zipfile.ZIP_STORED) -> None:
+                info = zipfile.ZipInfo(member, (1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                dst.writestr(info, data, compress_type=compress)
+
             for info in src.infolist():
                 if info.filename.startswith("_bootstrap/"):
-                    continue  # shiv's extraction code: neither of our __main__ runs it
+                    continue  # shiv's extraction code: neither of our starts runs it
                 if info.filename == "__main__.py":
-                    dst.writestr(info, boot, compress_type=zipfile.ZIP_STORED)
+                    add("__main__.py", main)
                 else:
                     dst.writestr(info, src.read(info))
             if not extract:
-                start = START.format(module=module, function=function)
-                root = zipfile.ZipInfo(f"{START_MODULE}.py", (1980, 1, 1, 0, 0, 0))
-                root.external_attr = 0o644 << 16
-                dst.writestr(root, start, compress_type=zipfile.ZIP_STORED)
-                root.filename = f"{START_MODULE}.pyc"
-                dst.writestr(root, _unchecked_pyc(start, f"{START_MODULE}.py"), compress_type=zipfile.ZIP_STORED)
-            for pyc in sorted(site.rglob("*.pyc")) if site is not None else ():
+                add(f"{START_MODULE}.py", boot_source("start", ENTRY=entry))
+                # Stored, not deflated: a call reads its interpreter's table whole, and inflating costs more
+                # than the bytes.
+                for tag, table in sorted((tables or {}).items()):
+                    add(f"_code/{tag}.marshal", table)
+            for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
-                relative = pyc.relative_to(site)
-                if not extract:
-                    if pyc.parent.name != "__pycache__":
-                        continue
-                    relative = relative.parent.parent / (pyc.name.split(".")[0] + ".pyc")
-                entry = zipfile.ZipInfo(f"site-packages/{relative.as_posix()}", (1980, 1, 1, 0, 0, 0))
-                entry.external_attr = 0o644 << 16
-                # Stored, not deflated: a call reads ~100 of them, and inflating costs more than the bytes.
-                dst.writestr(entry, pyc.read_bytes(), compress_type=zipfile.ZIP_STORED)
+                add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
     tmp.chmod(0o755)
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
 
 
-def _unchecked_pyc(source: str, name: str) -> bytes:
-    """The unchecked-hash bytecode of ``source``, as compileall writes it for the library."""
-    import importlib.util
+def running_on(python: str | None = None) -> tuple[str, str, str]:
+    """(cache tag, sys.platform, machine) of ``python`` (default: the interpreter running build.py, whose
+    pip fetches the compiled extensions of an extracting build)."""
+    code = "import os, sys; print(sys.implementation.cache_tag, sys.platform, os.uname().machine)"
+    if python is None:
+        tag, platform, machine = str(sys.implementation.cache_tag), sys.platform, os.uname().machine
+    else:
+        tag, platform, machine = subprocess.run(
+            [python, "-I", "-S", "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+    return tag, platform, machine
 
-    code = compile(source, name, "exec", dont_inherit=True)
-    flags = 0b01  # hash-based, unchecked: zipimport takes it without comparing it to the source
-    header = importlib.util.MAGIC_NUMBER + flags.to_bytes(4, "little") + importlib.util.source_hash(source.encode())
-    import marshal
 
-    return header + marshal.dumps(code)
+# -- code tables: the library compiled by every CPython 3.9+ the build finds ------------------------------
+
+
+def interpreters(chosen: str = "", shebang_python: str = "python3") -> dict[str, str]:
+    """The interpreters to compile code tables with, one per CPython minor: cache tag -> executable.
+
+    ``chosen`` (``PYTHONS=...``: executables or names, space- or comma-separated) replaces the search of
+    the build's own interpreter, ``python3.X`` on PATH, pyenv's versions and /usr/bin, /usr/local/bin.
+    The interpreter the shebang names is always added when it can be found. Anything that is not CPython
+    3.9 or newer is left out; a chosen one that is not fails the build.
+    """
+    named = [c for c in chosen.replace(",", " ").split() if c]
+    candidates = named or [
+        sys.executable,
+        *(f"python3.{minor}" for minor in range(9, 20)),
+        *(
+            str(p)
+            for p in sorted(Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv").glob("versions/*/bin/python3"))
+        ),
+        "/usr/bin/python3",
+        "/usr/local/bin/python3",
+    ]
+    probe = "import sys; print(sys.implementation.name, *sys.version_info[:2], sys.implementation.cache_tag)"
+    found: dict[str, str] = {}
+    for candidate in [*candidates, shebang_python] if shebang_python else candidates:
+        strict = candidate in named
+        path = candidate if "/" in candidate else shutil.which(candidate)
+        if path is None or not os.access(path, os.X_OK):
+            if strict:
+                raise SystemExit(f"build.py: PYTHONS names {candidate!r}, which is not an executable here")
+            continue
+        try:
+            answer = subprocess.run([path, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=30)
+            name, major, minor, tag = answer.stdout.split()
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            name, major, minor, tag = "?", "0", "0", "?"
+        if name != "cpython" or (int(major), int(minor)) < (3, 9):
+            if strict:
+                raise SystemExit(f"build.py: PYTHONS names {candidate!r}, which is not CPython 3.9 or newer")
+            continue
+        found.setdefault(tag, path)
+    return dict(sorted(found.items(), key=lambda item: minor_of(item[0])))
+
+
+def minor_of(tag: str) -> tuple[int, int]:
+    """``cpython-311`` -> (3, 11)."""
+    digits = tag.rpartition("-")[2]
+    return int(digits[0]), int(digits[1:])
+
+
+def code_tables(site: Path, pythons: dict[str, str], work: Path) -> dict[str, bytes]:
+    """One code table of ``site`` per interpreter, each compiled by that interpreter (boot/codetable.py)."""
+    sys.path.insert(0, str(ROOT))
+    from resource_extend.boot.start import FORMAT
+
+    tables: dict[str, bytes] = {}
+    for tag, python in pythons.items():
+        out = work / f"{site.name}-{tag}.marshal"
+        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"))
+        tables[tag] = out.read_bytes()
+        out.unlink()
+    return tables
 
 
 def main() -> None:
@@ -512,6 +368,12 @@ def main() -> None:
         help="the interpreter the executables run: a name looked up on PATH at each call (default python3,"
         " through `env -S`) or an absolute path baked into the shebang (make build PYTHON=/usr/bin/python3)",
     )
+    parser.add_argument(
+        "--pythons",
+        default=os.environ.get("PYTHONS", ""),
+        help="the interpreters whose code tables the default build carries (space- or comma-separated; default"
+        " $PYTHONS, else every CPython 3.9+ found: this one, python3.X on PATH, pyenv's, /usr/bin/python3)",
+    )
     args = parser.parse_args()
     shebang(args.python)  # refuse a bad --python before the slow steps
     unknown = set(args.plugins) - set(PLUGINS)
@@ -523,7 +385,11 @@ def main() -> None:
     out: Path = args.out or (ROOT / "build" / "grpc" if args.grpc else ROOT)
     out.mkdir(parents=True, exist_ok=True)
     if not args.grpc:
-        build(plugins, ROOT / "build", out, RUNTIME_DEPS, python=args.python)
+        pythons = interpreters(args.pythons, args.python)
+        if not pythons:
+            raise SystemExit("build.py: no CPython 3.9 or newer found to compile the code with (set PYTHONS)")
+        print("code tables for " + ", ".join(f"{'.'.join(map(str, minor_of(t)))} ({p})" for t, p in pythons.items()))
+        build(plugins, ROOT / "build", out, RUNTIME_DEPS, python=args.python, pythons=pythons)
         return
     # A work directory of its own, so a grpc build (the test suite makes one) can run beside any other build.
     (ROOT / "build").mkdir(exist_ok=True)
@@ -538,16 +404,24 @@ def build(
     requirements: tuple[str, ...],
     extract: bool = False,
     python: str = "python3",
+    pythons: dict[str, str] | None = None,
 ) -> None:
     deps = work / "deps"
     if deps.exists():
         shutil.rmtree(deps)
     sh(sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--target", str(deps), *requirements)
+    if extract:
+        tag, platform, machine = running_on()
+        info = f"BUILT_FOR = {(tag, platform, machine)!r}\nPRECOMPILED = {('.'.join(map(str, minor_of(tag))),)!r}\n"
+    else:
+        minors = tuple(".".join(map(str, minor_of(tag))) for tag in pythons or {})
+        info = f"BUILT_FOR = None\nPRECOMPILED = {minors!r}\n"
     for plugin in plugins:
         site = work / plugin
-        stage(plugin, site, deps, extract)
+        stage(plugin, site, deps, extract, build_info=info)
+        tables = {} if extract else code_tables(site, pythons or {}, work)
         target = out / f"resource-{plugin}"
-        zipapp(plugin, site, work, target, extract, python)
+        zipapp(plugin, site, work, target, extract, python, tables)
         print(f"built {target}")
 
 

@@ -234,23 +234,45 @@ def _emit(fd: int, data: bytes) -> None:
 
 
 def _version_text() -> str:
-    import importlib.util
-
     try:
         from resource_extend import _build_info as info  # type: ignore[attr-defined]
 
-        revision, built = info.REVISION, info.BUILT
+        revision, built, precompiled, built_for = info.REVISION, info.BUILT, info.PRECOMPILED, info.BUILT_FOR
     except ImportError:
-        revision, built = "HEAD", "now"
-    # What this build can reach etcd with: a `make build-grpc` executable bundles grpc, `make build` does not.
-    grpc = all(importlib.util.find_spec(name) is not None for name in ("grpc", "pyetcd"))
-    transports = "gateway and grpc (etcd.transport: grpc works)" if grpc else "gateway only (built without grpc)"
+        revision, built, precompiled, built_for = "HEAD", "now", (), None
     runtime = f"Python {sys.version.split()[0]}"
     return (
         f"{'Version:':<16}{__version__}\n{'Git hash:':<16}{revision}\n{'Built:':<16}{built}\n"
         f"{'Python version:':<16}{runtime}\n{'OS/Arch:':<16}{sys.platform}/{os.uname().machine}\n"
-        f"{'Transports:':<16}{transports}\n"
+        f"{'Bytecode:':<16}{_bytecode(precompiled, built_for)}\n{'Transports:':<16}{_transports()}\n"
     )
+
+
+def _bytecode(precompiled: tuple[str, ...], built_for: tuple[str, str, str] | None) -> str:
+    """Which minors the build compiled the code for, and whether this interpreter is one of them."""
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if built_for is not None:  # a --grpc build: its __main__ refuses any other interpreter or platform
+        tag, platform, machine = built_for
+        return f"a --grpc build for {tag} on {platform}/{machine} only, which this python3 ({minor}) is"
+    start = sys.modules.get("_resource_extend_start")
+    if start is None:
+        return f"not a built executable: this python3 ({minor}) imports the checkout's modules"
+    built = f"precompiled for {', '.join(precompiled)}" if precompiled else "none precompiled"
+    if getattr(start, "PRECOMPILED", False):
+        return f"{built}; this python3 ({minor}) loads them"
+    return f"{built}; this python3 ({minor}) compiles them from the sources (slower; make build with it precompiles)"
+
+
+def _transports() -> str:
+    """What this executable can reach etcd with on this interpreter: grpc only if its modules really load."""
+    try:
+        import grpc  # noqa: F401  (the --grpc build's compiled extension: it loads only where it was built for)
+        import pyetcd  # noqa: F401
+    except Exception as exc:  # an extension for another interpreter fails with ImportError or worse
+        if isinstance(exc, ModuleNotFoundError) and exc.name in ("grpc", "pyetcd"):
+            return "gateway only (built without grpc)"
+        return f"gateway only (grpc is bundled but does not load here: {type(exc).__name__}: {exc})"
+    return "gateway and grpc (etcd.transport: grpc works)"
 
 
 def _usage_line(plugin: Plugin[Any]) -> str:

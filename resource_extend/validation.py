@@ -26,12 +26,13 @@ def schema_dir() -> Path:
     from pathlib import Path  # a call never needs it: only help and source checkouts read schema files
 
     loader = globals().get("__loader__")
-    archive = getattr(loader, "archive", None)  # a zipimporter: the executable runs from its archive
-    if archive is not None:
+    archive = getattr(loader, "archive", None)  # zipimport's loader, or the start's CodeTable: in the archive
+    if archive is not None and __file__.startswith(archive + "/"):
         import zipfile
 
         # zipfile.Path reads like a Path (/, read_text, glob), which is all schemafiles asks of one.
-        found: Path = zipfile.Path(archive, getattr(loader, "prefix", "") + "_schemas/")  # type: ignore[assignment]
+        inside = __file__[len(archive) + 1 :].rpartition("/")[0] + "/_schemas/"
+        found: Path = zipfile.Path(archive, inside)  # type: ignore[assignment]
         return found
     package = Path(__file__).resolve().parent
     return package / "_schemas" if (package / "_schemas").is_dir() else package.parent / "schemas"

@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 
 
 ProdMap = dict[str, int]
-MaybeMap = ProdMap | None
+if TYPE_CHECKING:
+    MaybeMap = ProdMap | None
+else:
+    # Only the type checker reads it; at run time it is a subscript of typeshim.Generic, which ignores it, and
+    # `X | None` of a generic alias cannot be evaluated before Python 3.10 (decision 16: 3.9 runs this).
+    MaybeMap = ProdMap
 
 # Go's strings.TrimSpace trims Unicode White_Space; str.strip() also trims U+001C..U+001F.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"

@@ -1,0 +1,2 @@
+"""What the executables run before the plugin: build.py copies these files into each archive, and the
+library never imports them."""

@@ -1,0 +1,64 @@
+"""Compile a staged site-packages tree into one code table for the interpreter that runs this file.
+
+build.py runs it once per CPython minor it found (``python3.X -I -S codetable.py SITE OUT HEADER``), so
+each table holds code objects of that minor; start.py reads the table back (``read_table``). Written for
+any Python 3, like start.py, since any interpreter may be handed it.
+"""
+
+import marshal
+import os
+import sys
+
+
+def module_name(relative: str) -> "tuple[str, bool] | None":
+    """``resource_extend/cli.py`` -> (``resource_extend.cli``, False); a package's ``__init__.py`` -> its
+    name and True; None for a file no import statement can name (``a-b.py``, a ``.py`` in a data folder)."""
+    parts = relative.split("/")
+    if not parts[-1].endswith(".py"):
+        return None
+    parts[-1] = parts[-1][: -len(".py")]
+    package = parts[-1] == "__init__"
+    if package:
+        parts.pop()
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    return ".".join(parts), package
+
+
+def compile_table(site: str, header: bytes) -> bytes:
+    """Every module under ``site`` compiled by this interpreter, as start.read_table reads it.
+
+    A module this interpreter cannot compile fails the build, naming it: the code must parse on the
+    oldest supported minor.
+    """
+    modules = {}
+    for directory, subdirectories, files in os.walk(site):
+        subdirectories.sort()
+        for file in sorted(files):
+            path = os.path.join(directory, file)
+            relative = os.path.relpath(path, site).replace(os.sep, "/")
+            named = module_name(relative)
+            if named is None:
+                continue
+            with open(path, "rb") as handle:
+                source = handle.read()
+            try:
+                code = compile(source, "site-packages/" + relative, "exec", dont_inherit=True, optimize=0)
+            except SyntaxError as exc:
+                raise SystemExit(  # noqa: B904  (the message carries the error; 3.6 must parse this file too)
+                    "codetable: Python %d.%d cannot compile %s: %s" % (*sys.version_info[:2], relative, exc)
+                )
+            modules[named[0]] = (named[1], marshal.dumps(code))
+    external = sys.modules["_frozen_importlib_external"]
+    return marshal.dumps((header, external.MAGIC_NUMBER, modules))
+
+
+def main(args: "list[str]") -> None:
+    site, out, header = args
+    data = compile_table(site, header.encode("ascii"))
+    with open(out, "wb") as handle:
+        handle.write(data)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

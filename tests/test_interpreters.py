@@ -1,0 +1,226 @@
+"""One build, every python3 (decision 16): the built executables run under each interpreter this machine has.
+
+Core runs a plugin through its shebang, which finds ``python3`` on PATH; each case here puts a directory
+holding only ``python3`` (a link to one interpreter) first on PATH and runs the file as core does. No
+interpreter is simulated: 3.6-3.8 are real old interpreters that must print the one-line refusal, and
+3.9-3.13 must answer the conformance vectors byte for byte as the build's own interpreter does. An
+interpreter this machine lacks is skipped under its name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, verdict, write_config
+from resource_extend_dev.devetcd import DevEtcd
+from tests.support import PLUGINS, VECTORS, executable
+
+PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+OLD_MINORS = ("3.6", "3.7", "3.8")
+SUPPORTED_MINORS = ("3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def find(minor: str) -> str | None:
+    """An interpreter of that minor: pyenv's, else python3.X on PATH."""
+    for candidate in sorted(PYENV.glob(f"{minor}.*/bin/python{minor}")):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(f"python{minor}")
+
+
+INTERPRETERS = {minor: find(minor) for minor in (*OLD_MINORS, *SUPPORTED_MINORS)}
+SYSTEM = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else None
+
+
+def interpreter(label: str) -> str:
+    path = SYSTEM if label == "system" else INTERPRETERS.get(label)
+    if path is None:
+        pytest.skip(f"no Python {label} on this machine")
+    return path
+
+
+def as_python3(tmp_path: Path, python: str) -> dict[str, str]:
+    """An environment whose PATH finds ``python`` as python3 first, as core's service environment would."""
+    bin_dir = tmp_path / "python3-bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    link = bin_dir / "python3"
+    if not link.exists():
+        link.symlink_to(python)
+    env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def reference_python() -> str:
+    """The interpreter the build's shebang finds here, which every other must agree with."""
+    found = shutil.which("python3")
+    assert found is not None
+    return str(Path(subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                                   text=True, check=True).stdout.strip()))  # fmt: skip
+
+
+# One success and one failure per plugin and verb (when the vectors have them), so every verb runs under
+# every interpreter without the whole vector set per interpreter.
+def sample_cases() -> list[dict[str, Any]]:
+    chosen: dict[tuple[str, str, bool], dict[str, Any]] = {}
+    for case in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))):
+        if case["plugin"] in PLUGINS:
+            chosen.setdefault((case["plugin"], case["verb"], case["expect"].get("exit", 0) == 0), case)
+    return list(chosen.values())
+
+
+CASES = sample_cases()
+
+
+def serve(case: dict[str, Any], exe: str, etcd: DevEtcd, prefix: str, work: Path, env: dict[str, str]) -> Outcome:
+    work.mkdir()
+    write_config(str(work), case["plugin"], etcd.url, prefix, case.get("config"))
+    for node, record in (case.get("store") or {}).items():
+        etcd.put(f"{prefix}/resource/{case['plugin']}/{node}", json.dumps(record))
+    stdin = case["stdin_raw"] if "stdin_raw" in case else json.dumps(case.get("request", {}))
+    return run_plugin(exe, case["verb"], stdin.encode(), str(work), env=env)
+
+
+def test_the_sample_covers_every_verb_of_both_plugins() -> None:
+    verbs = {(c["plugin"], c["verb"]) for c in CASES}
+    for plugin in PLUGINS:
+        assert len({v for p, v in verbs if p == plugin}) >= 12, sorted(verbs)
+
+
+@pytest.mark.parametrize("label", [*SUPPORTED_MINORS, "system"])
+def test_every_supported_python3_answers_the_vectors_byte_for_byte_as_the_build_interpreter(
+    label: str, etcd: DevEtcd, tmp_path: Path
+) -> None:
+    python = interpreter(label)
+    env = as_python3(tmp_path / "it", python)
+    reference = as_python3(tmp_path / "ref", reference_python())
+    differences: list[tuple[str, object]] = []
+    for number, case in enumerate(CASES):
+        exe = executable(case["plugin"])
+        mine = serve(case, exe, etcd, f"/py/{label}/{os.getpid()}/{number}", tmp_path / f"it-{number}", env)
+        theirs = serve(
+            case, exe, etcd, f"/py/ref-{label}/{os.getpid()}/{number}", tmp_path / f"ref-{number}", reference
+        )
+        if (mine.status, mine.stdout, mine.stderr) != (theirs.status, theirs.stdout, theirs.stderr):
+            differences.append((case["id"], (mine, theirs)))
+        problem = verdict(case, mine)
+        if problem:
+            differences.append((case["id"], problem))
+    assert not differences, differences
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("label", OLD_MINORS)
+def test_an_older_python3_fails_every_call_in_one_line_naming_both_versions(
+    label: str, plugin: str, tmp_path: Path
+) -> None:
+    env = as_python3(tmp_path, interpreter(label))
+    for args in (["get-node-resource-info"], ["--config", "x.yaml", "add-node"], ["--version"]):
+        done = subprocess.run([executable(plugin), *args], input=b"{}", cwd=tmp_path, env=env, capture_output=True,
+                              timeout=30)  # fmt: skip
+        verb = "" if args == ["--version"] else f" {args[-1]}"
+        assert (done.returncode, done.stdout) == (128, b""), done
+        assert done.stderr.decode() == (
+            f"resource-{plugin}{verb}: python3 here is {label}; the plugin needs Python 3.9 or newer"
+            " (see docs/python.md)\n"
+        )
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_the_archive_holds_each_member_once_and_passes_its_checksums(plugin: str) -> None:
+    with zipfile.ZipFile(executable(plugin)) as archive:
+        names = archive.namelist()
+        assert archive.testzip() is None
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+    assert "_resource_extend_start.py" in names
+    assert not [n for n in names if n.endswith(".pyc")], "bytecode lives in the code tables, one per minor"
+    unzip = shutil.which("unzip")
+    if unzip:
+        checked = subprocess.run([unzip, "-tq", executable(plugin)], capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_the_build_carries_a_code_table_for_every_supported_python_it_found(plugin: str) -> None:
+    with zipfile.ZipFile(executable(plugin)) as archive:
+        tables = {n for n in archive.namelist() if n.startswith("_code/")}
+    found = {f"_code/cpython-{m.replace('.', '')}.marshal" for m in SUPPORTED_MINORS if INTERPRETERS[m]}
+    assert found <= tables, found - tables
+
+
+def without_table(exe: str, minor: str, out: Path) -> str:
+    """A copy of ``exe`` without the code table of ``minor``: what a build that did not find it makes."""
+    drop = f"_code/cpython-{minor.replace('.', '')}.marshal"
+    shebang = Path(exe).read_bytes().partition(b"\n")[0] + b"\n"
+    with zipfile.ZipFile(exe) as src, out.open("wb") as handle:
+        handle.write(shebang)
+        with zipfile.ZipFile(handle, "w") as dst:
+            for info in src.infolist():
+                if info.filename != drop:
+                    dst.writestr(info, src.read(info))
+    out.chmod(0o755)
+    return str(out)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_python3_the_build_did_not_cover_runs_from_the_sources_with_the_same_answers(
+    plugin: str, etcd: DevEtcd, tmp_path: Path
+) -> None:
+    minor = "3.12" if INTERPRETERS["3.12"] else "3.9"
+    env = as_python3(tmp_path, interpreter(minor))
+    exe = without_table(executable(plugin), minor, tmp_path / f"resource-{plugin}")
+    cases = [c for c in CASES if c["plugin"] == plugin]
+    for number, case in enumerate(cases):
+        full = serve(
+            case, executable(plugin), etcd, f"/src/{plugin}/{os.getpid()}/a{number}", tmp_path / f"a{number}", env
+        )
+        sources = serve(case, exe, etcd, f"/src/{plugin}/{os.getpid()}/b{number}", tmp_path / f"b{number}", env)
+        assert (sources.status, sources.stdout, sources.stderr) == (full.status, full.stdout, full.stderr), case["id"]
+    version = subprocess.run([exe, "--version"], env=env, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert f"this python3 ({minor}) compiles them from the sources" in version.stdout, version.stdout
+
+
+def test_version_names_the_precompiled_minors_and_that_this_python3_uses_them(tmp_path: Path) -> None:
+    version = subprocess.run(
+        [executable("gpu"), "--version"], capture_output=True, text=True, cwd=tmp_path, check=True,
+        env=as_python3(tmp_path, reference_python()),
+    )  # fmt: skip
+    minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert "Bytecode:" in version.stdout and minor in version.stdout, version.stdout
+    assert "loads them" in version.stdout, version.stdout
+
+
+# -- the --grpc build: compiled extensions for one interpreter, and a clear line on any other --------------
+
+
+@pytest.mark.parametrize("label", [*OLD_MINORS, *SUPPORTED_MINORS])
+def test_a_grpc_build_runs_on_its_own_interpreter_and_refuses_any_other_in_one_line(
+    label: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = as_python3(tmp_path, interpreter(label))
+    exe = str(request.getfixturevalue("grpc_build") / "resource-gpu")
+    done = subprocess.run([exe, "get-node-resource-info"], input=b"{}", cwd=tmp_path, env=env, capture_output=True,
+                          timeout=60)  # fmt: skip
+    own = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    if label == own:  # it gets as far as the config, which this directory lacks
+        assert done.returncode == 128 and b"config" in done.stderr and b"Traceback" not in done.stderr, done
+        version = subprocess.run([exe, "--version"], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert "etcd.transport: grpc works" in version.stdout, version
+        return
+    assert (done.returncode, done.stdout) == (128, b""), done
+    line = done.stderr.decode()
+    assert line.count("\n") == 1 and line.startswith("resource-gpu get-node-resource-info: "), line
+    if label in OLD_MINORS:
+        assert f"python3 here is {label}; the plugin needs Python 3.9 or newer" in line
+    else:
+        tag = f"cpython-{sys.version_info[0]}{sys.version_info[1]}"
+        assert f"compiled extensions for {tag}" in line and f"cpython-{label.replace('.', '')}" in line, line
