@@ -218,17 +218,23 @@ class Bench:
 
 def store_verbs(bench: Bench) -> None:
     """Each store verb of each plugin against ``etcdctl get`` of the same key (a Go binary that starts,
-    dials etcd and reads the key: the reference's floor)."""
+    dials etcd and reads the key: the reference's floor) and against ``python3 -IS -c pass`` (the
+    interpreter's own start, the floor of any Python plugin: it moves with the machine less than a ratio to
+    a Go binary does)."""
+    python3 = shutil.which("python3") or sys.executable
     for plugin in bench.plugins:
         cwd = bench.plugin_dir(plugin, plugin, "/bench")
         seed(bench.etcd, "/bench", plugin, {"n1": GPU_NODE if plugin == "gpu" else storage_node(8, 2)})
         exe = str(ROOT / f"resource-{plugin}")
         key = f"/bench/resource/{plugin}/n1"
         get = Command("etcdctl get", [bench.etcdctl, "--endpoints", bench.etcd.url, "get", key])
+        floor = Command("python3 -IS -c pass", [python3, "-IS", "-c", "pass"])
         for verb, request in VERB_REQUESTS[plugin].items():
             ours = Command(verb, [exe, verb], json.dumps(request).encode())
-            a, b = side_by_side([ours, get], cwd, bench.runs)
+            a, b, c = side_by_side([ours, get, floor], cwd, bench.runs)
             bench.compare(f"{plugin} {verb}", a, b, "etcdctl get (same key)", 1.5)
+            ratio = a.median_ms / c.median_ms
+            bench.table.add("  python3 -IS -c pass", c, f"ours {ratio:.2f}×", verdict(ratio, 1.6))
 
 
 def capacity_scale(bench: Bench) -> None:

@@ -45,6 +45,15 @@ SEED: dict[str, dict[str, Any]] = {
 STORE_VERBS = [v.name for v in GPU_PLUGIN.verbs if v.name not in ("get-metrics-description", "calculate-remap")]
 
 
+def sample_cases() -> list[dict[str, Any]]:
+    """One success and one failure per plugin and verb (where the vectors have them): every verb, served
+    by a whole other way of running the plugin (another interpreter, an installed wheel), in seconds."""
+    chosen: dict[tuple[str, str, bool], dict[str, Any]] = {}
+    for case in CASES:
+        chosen.setdefault((case["plugin"], case["verb"], case["expect"].get("exit", 0) == 0), case)
+    return list(chosen.values())
+
+
 def executable(plugin: str) -> str:
     path = ROOT / f"resource-{plugin}"
     if not os.access(path, os.X_OK):

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, verdict, write_config
+from resource_extend_dev.conformance import Outcome, run_plugin, verdict, write_config
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, VECTORS, executable
+from tests.support import PLUGINS, executable, sample_cases
 
 PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
 OLD_MINORS = ("3.6", "3.7", "3.8")
@@ -68,17 +68,7 @@ def reference_python() -> str:
                                    text=True, check=True).stdout.strip()))  # fmt: skip
 
 
-# One success and one failure per plugin and verb (when the vectors have them), so every verb runs under
-# every interpreter without the whole vector set per interpreter.
-def sample_cases() -> list[dict[str, Any]]:
-    chosen: dict[tuple[str, str, bool], dict[str, Any]] = {}
-    for case in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))):
-        if case["plugin"] in PLUGINS:
-            chosen.setdefault((case["plugin"], case["verb"], case["expect"].get("exit", 0) == 0), case)
-    return list(chosen.values())
-
-
-CASES = sample_cases()
+CASES = sample_cases()  # one success and one failure of every verb
 
 
 def serve(case: dict[str, Any], exe: str, etcd: DevEtcd, prefix: str, work: Path, env: dict[str, str]) -> Outcome:
