@@ -162,7 +162,8 @@ def summary(asked: int, rows: list[Row]) -> str:
     head = f"{can}/{len(rows)} node{'' if len(rows) == 1 else 's'} can take {asked}"
     if not counts:
         return head
-    kinds = sorted(counts, key=lambda kind: -counts[kind])  # stable: ties keep the nodes' order
+    # The scheduler's limits first, most nodes first (ties in the nodes' order); records it cannot read last.
+    kinds = sorted(counts, key=lambda kind: (kind in (UNREADABLE, MISSING), -counts[kind]))
     return head + ": " + ", ".join(f"{counts[kind]} {_SUMMARY.get(kind, f'short of {kind}')}" for kind in kinds)
 
 
