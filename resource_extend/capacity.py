@@ -29,6 +29,25 @@ if TYPE_CHECKING:
 MAX_DEPLOY_COUNT = 1000000
 
 
+class Limit:
+    """What stopped a node's count for a request, as the scheduler saw it when it stopped: for `explain`.
+
+    ``kind`` groups nodes in explain's summary (``volume space``, ``disk quota``, ``storage``, a GPU
+    product, ...); ``text`` names the resource and the numbers, in words.
+    """
+
+    __slots__ = ("kind", "text")
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind, self.text = kind, text
+
+    def __repr__(self) -> str:
+        return f"Limit({self.kind!r}, {self.text!r})"
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "text": self.text}
+
+
 def ratio(a: int, b: int) -> float:
     """Core's ``AdvancedDivide`` over the two values as float64: 0 when either is 0."""
     return 0.0 if a == 0 or b == 0 else float(a) / float(b)

@@ -28,8 +28,9 @@ EXIT_FAILED = 128
 EXIT_USAGE = 2
 LOG_ENV = "ERU_RESOURCE_LOG"
 CONFIG_ENV = "ERU_RESOURCE_CONFIG_PATH"  # config.CONFIG_ENV; repeated so help imports no config code
-# An operator's command beside the verbs: core never calls it and `verbs` does not list it.
+# Operator's commands beside the verbs: core never calls them and `verbs` does not list them.
 DOCTOR = "doctor"
+EXPLAIN = "explain"
 
 
 def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
@@ -62,6 +63,7 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     config_flag: str | None = None
     want_help = False
     as_json = False
+    nodes: list[str] = []  # explain's --node
     positional: list[str] = []
     i = 0
     while i < len(args):
@@ -72,7 +74,15 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
             config_flag = args[i + 1]
             i += 2
             continue
-        if arg.startswith("--config="):
+        if arg == "--node":
+            if i + 1 >= len(args):
+                raise UsageError("--node needs a node name")
+            nodes.append(args[i + 1])
+            i += 2
+            continue
+        if arg.startswith("--node="):
+            nodes.append(arg.split("=", 1)[1])
+        elif arg.startswith("--config="):
             config_flag = arg.split("=", 1)[1]
         elif arg in ("--help", "-h"):
             want_help = True
@@ -100,10 +110,17 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         name, extra, want_help = extra[0], extra[1:], True
     if extra:
         raise UsageError(f"unexpected argument {extra[0]!r} after the verb (the request goes on stdin)")
+    if name == EXPLAIN and not want_help:
+        return _explain(plugin, config_flag, as_json, nodes)
+    if nodes:
+        raise UsageError("--node is an option of explain only")
     if name == DOCTOR and not want_help:
         return _doctor(plugin, config_flag, as_json)
     if as_json:
-        raise UsageError("--json is an option of doctor only")
+        raise UsageError("--json is an option of doctor and explain only")
+    if name == EXPLAIN:
+        _out(_explain_help(plugin))
+        return 0
     if name == DOCTOR:
         _out(_doctor_help(plugin))
         return 0
@@ -128,6 +145,12 @@ def _doctor(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
     from resource_extend import doctor
 
     return doctor.run(plugin, config_flag, as_json)
+
+
+def _explain(plugin: Plugin[Any], config_flag: str | None, as_json: bool, nodes: list[str]) -> int:
+    from resource_extend import explain  # as doctor: no part of a verb call
+
+    return explain.run(plugin, config_flag, as_json, nodes, _read_stdin)
 
 
 def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
@@ -282,7 +305,7 @@ def _usage_line(plugin: Plugin[Any]) -> str:
 def _unknown_verb(plugin: Plugin[Any], name: str) -> str:
     import difflib  # the error path only
 
-    close = difflib.get_close_matches(name, [*_all_verbs(plugin), DOCTOR], n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, [*_all_verbs(plugin), DOCTOR, EXPLAIN], n=1, cutoff=0.6)
     return f"unknown verb {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
@@ -295,6 +318,8 @@ def _help_text(plugin: Plugin[Any]) -> str:
         f"usage: {prog} [--config PATH] <verb> < request.json",
         f"       {prog} <verb> --help      (or: {prog} help <verb>) the verb's request keys and an example",
         f"       {prog} doctor [--json]    check every stored record of this plugin; writes nothing",
+        f"       {prog} explain [--node NAME]... [--json] < request.json",
+        "                                   each node's capacity for a request and what limits it",
         f"       {prog} --help | -h        this text",
         f"       {prog} --version | -v     version, build and transports",
         "",
@@ -322,6 +347,20 @@ def _doctor_help(plugin: Plugin[Any]) -> str:
         "refused for, each with the verb that repairs it. --json prints one JSON object instead of the table.\n"
         "Exit 0: no problems; 1: problems found; 128: the store could not be read (one line on stderr).\n"
         "No stdin is read. See docs/troubleshooting.md.\n"
+    )
+
+
+def _explain_help(plugin: Plugin[Any]) -> str:
+    prog = _prog(plugin)
+    return (
+        f"{prog} explain — how many workloads of a request each node takes, and the first limit it reaches\n\n"
+        f"usage: {prog} [--config PATH] explain [--node NAME]... [--json] < request.json\n\n"
+        "stdin: get-nodes-deploy-capacity's request (workload_resource; nodenames and deploy_count optional).\n"
+        "Nodes: each --node, else nodenames, else every node under the prefix. For a node that takes fewer than\n"
+        "deploy_count (default 1) workloads, the limit the scheduler reached first, with its numbers; a summary\n"
+        "line last. --json prints one JSON object instead. Counts come from the scheduler the verbs run.\n"
+        "Exit 0 with the report; 128 when the request, config or store fails (one line on stderr). Writes\n"
+        "nothing. See docs/explain.md.\n"
     )
 
 

@@ -239,7 +239,7 @@ def store_verbs(bench: Bench) -> None:
 
 def capacity_scale(bench: Bench) -> None:
     """Storage get-nodes-deploy-capacity over 1000 nodes against ``etcdctl get --prefix`` of the same
-    records, then 10,000 nodes against 1,000."""
+    records (and explain of those nodes against the verb), then 10,000 nodes against 1,000."""
     if "storage" not in bench.plugins:
         return
     samples: dict[int, Sample] = {}
@@ -254,9 +254,15 @@ def capacity_scale(bench: Bench) -> None:
         if count == 1000:
             read = Command("etcdctl get --prefix", [bench.etcdctl, "--endpoints", bench.etcd.url, "get", "--prefix",
                                                     f"{prefix}/resource/storage/"])  # fmt: skip
-            samples[count], base = side_by_side([ours, read], cwd, runs)
+            # explain over every node under the prefix: the verb's scheduling plus its words and a table.
+            explain = Command("explain", [str(ROOT / "resource-storage"), "explain"],
+                              json.dumps({"workload_resource": STORAGE_REQUEST}).encode())  # fmt: skip
+            samples[count], base, why = side_by_side([ours, read, explain], cwd, runs)
             bench.compare("storage get-nodes-deploy-capacity, 1000 nodes", samples[count], base,
                           "etcdctl get --prefix (the same 1000 records)", 5)  # fmt: skip
+            ratio = why.median_ms / samples[count].median_ms
+            bench.table.add("storage explain, the same 1000 nodes", why,
+                            f"{ratio:.2f}× get-nodes-deploy-capacity", verdict(ratio, 1.5))  # fmt: skip
         else:
             (samples[count],) = side_by_side([ours], cwd, runs)
             growth = samples[count].median_ms / samples[1000].median_ms

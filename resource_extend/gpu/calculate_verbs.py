@@ -12,12 +12,16 @@ from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.record import GpuRecord
 from resource_extend.gpu.request import Deploy, DeployCapacity, Realloc
-from resource_extend.gpu.scheduler import allocate, node_deploy_capacity, realloc_plan
+from resource_extend.gpu.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable
+
     from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
+    from resource_extend.capacity import Limit
+    from resource_extend.config import Config
     from resource_extend.gpu.prodmap import ProdMapJSON
     from resource_extend.nodeverbs import Plans, Replan
 
@@ -28,6 +32,13 @@ def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
     request = DeployCapacity.from_json(call.request)
     records = call.store.get_many(request.nodenames)
     return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
+
+
+def explainer(request_doc: dict[str, Any], config: Config) -> Callable[[GpuRecord], tuple[int, Limit]]:
+    """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
+    limit that set it, from the scheduler the verb runs."""
+    request = DeployCapacity.read_request(request_doc, "workload_resource")
+    return lambda record: node_deploy_limit(record, request)
 
 
 def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:

@@ -5,7 +5,7 @@ Cards are not placed on devices, only counted per product model, so the schedule
 
 from __future__ import annotations
 
-from resource_extend.capacity import ratio, trunc_div
+from resource_extend.capacity import Limit, ratio, trunc_div
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
@@ -17,15 +17,34 @@ MAX_CAPACITY = 1000000
 
 def node_deploy_capacity(record: GpuRecord, request: ProdMap) -> tuple[int, float, float]:
     """How many workloads of ``request`` fit on the node, with its usage and the request's rate."""
-    capacity = MAX_CAPACITY
+    capacity, _ = _fit(record, request)
+    total = prodmap.count(record.capacity)
+    return capacity, ratio(prodmap.count(record.usage), total), ratio(prodmap.count(request), total)
+
+
+def node_deploy_limit(record: GpuRecord, request: ProdMap) -> tuple[int, Limit]:
+    """``node_deploy_capacity``'s count and what set it, from the same pass (for ``explain``)."""
+    capacity, product = _fit(record, request)
+    if product is None:
+        return capacity, Limit("cap", f"no GPU asked: the scheduler's cap of {MAX_CAPACITY} per node")
+    free, wanted = record.available().get(product, 0), request[product]
+    if product not in (record.capacity or {}):
+        return capacity, Limit(product, f"{product}: none on the node, {wanted} per workload")
+    return capacity, Limit(product, f"{product}: {free} free, {wanted} per workload")
+
+
+def _fit(record: GpuRecord, request: ProdMap) -> tuple[int, str | None]:
+    """The count, and the product that set it (``None``: the request wants no GPU)."""
+    capacity, limiting = MAX_CAPACITY, None
     if prodmap.count(request) > 0:
         available = record.available()
         for product, k in request.items():
-            capacity = min(capacity, trunc_div(available.get(product, 0), k))
+            fit = trunc_div(available.get(product, 0), k)
+            if fit < capacity or limiting is None:
+                capacity, limiting = min(capacity, fit), product
             if capacity <= 0:
                 break
-    total = prodmap.count(record.capacity)
-    return capacity, ratio(prodmap.count(record.usage), total), ratio(prodmap.count(request), total)
+    return capacity, limiting
 
 
 def allocate(available: ProdMap, request: ProdMap, times: int) -> None:

@@ -6,7 +6,7 @@ set-node-resource-usage. Unknown nodes read as the empty record (spec storage-sc
 
 from __future__ import annotations
 
-from resource_extend.capacity import check_deploy_count, deploy_capacity_response, ratio, trunc_div
+from resource_extend.capacity import Limit, check_deploy_count, deploy_capacity_response, ratio, trunc_div
 from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
@@ -14,7 +14,14 @@ from resource_extend.storage.disk import Disk
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.request import Deploy, DeployCapacity, Realloc, WorkloadRequest
-from resource_extend.storage.scheduler import InsufficientResource, affinity_plan, volume_capacity, volume_plans
+from resource_extend.storage.scheduler import (
+    InsufficientResource,
+    affinity_plan,
+    size_text,
+    volume_capacity,
+    volume_limit,
+    volume_plans,
+)
 from resource_extend.storage.volume import volumes_total
 from resource_extend.storage.workload import (
     EngineParams,
@@ -30,9 +37,10 @@ from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
+    from resource_extend.config import Config
     from resource_extend.nodeverbs import Plans, Replan
 
     WireObject = dict[str, Any]
@@ -53,16 +61,35 @@ def storage_room(record: StorageRecord, storage_request: int) -> int:
 def node_deploy_capacity(record: StorageRecord, request: WorkloadRequest, bound: int) -> tuple[int, float, float]:
     """How many workloads of the validated ``request`` fit on the node, the node's usage and the request's
     rate (spec §6.3): the placement count and the storage count, whichever is smaller."""
-    capacity, usage = _sides(record)
     count = bound
     if need_schedule(request.volumes_request):
         count = volume_capacity(record, request.volumes_request, bound)
     if request.storage_request > 0:
         count = min(count, storage_room(record, request.storage_request))
+    return (count, *_usage_rate(record, request))
+
+
+def node_deploy_limit(record: StorageRecord, request: WorkloadRequest, bound: int) -> tuple[int, Limit]:
+    """``node_deploy_capacity``'s count and the first limit it reached, from the same scheduler passes
+    (``volume_limit`` runs ``volume_capacity``'s, recording where they stop): for ``explain``."""
+    count, limit = bound, None
+    if need_schedule(request.volumes_request):
+        count, limit = volume_limit(record, request.volumes_request, bound)
+    if request.storage_request > 0:
+        room = storage_room(record, request.storage_request)
+        if room < count:
+            capacity, usage = _sides(record)
+            free, each = size_text(capacity.storage - usage.storage), size_text(request.storage_request)
+            count, limit = room, Limit("storage", f"storage: {free} free, {each} per workload")
+    return count, limit or Limit("cap", f"scheduler.max_deploy_count is {bound}")
+
+
+def _usage_rate(record: StorageRecord, request: WorkloadRequest) -> tuple[float, float]:
+    capacity, usage = _sides(record)
     if request.volumes_request or request.storage_request == 0:
         volumes = volumes_total(capacity.volumes)
-        return count, ratio(volumes_total(usage.volumes), volumes), ratio(total_size(request.volumes_request), volumes)
-    return count, ratio(usage.storage, capacity.storage), ratio(request.storage_request, capacity.storage)
+        return ratio(volumes_total(usage.volumes), volumes), ratio(total_size(request.volumes_request), volumes)
+    return ratio(usage.storage, capacity.storage), ratio(request.storage_request, capacity.storage)
 
 
 def deploy(
@@ -174,6 +201,14 @@ def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
     return deploy_capacity_response(
         call.store.get_many(request.nodenames), lambda record: node_deploy_capacity(record, request.request, bound)
     )
+
+
+def explainer(request_doc: WireObject, config: Config) -> Callable[[StorageRecord], tuple[int, Limit]]:
+    """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
+    limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
+    request = DeployCapacity.read_request(request_doc, "workload_resource")
+    bound = config.max_deploy_count
+    return lambda record: node_deploy_limit(record, request, bound)
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from resource_extend.capacity import trunc_div
+from resource_extend.capacity import Limit, trunc_div
 
 # Callers (calculate_verbs, tests) catch these by this module's names for them.
 from resource_extend.errors import InsufficientResource as InsufficientResource
@@ -116,6 +116,32 @@ def volume_capacity(
     return min(result.normal_count, result.mono_count, bound)
 
 
+def volume_limit(
+    node: StorageRecord,
+    bindings: Sequence[VolumeBinding],
+    bound: int,
+) -> tuple[int, Limit | None]:
+    """``volume_capacity``'s count and, when it is under ``bound``, what stopped it: for ``explain``.
+
+    The same passes as ``volume_capacity``; each records, where it stops, the binding and the volume or
+    disk numbers it stopped on (``_Pass.why``), which a count leaves unrecorded.
+    """
+    bound = max(bound, 0)
+    if not need_schedule(bindings):
+        return bound, None
+    host = _Host(node)
+    request = _Request(bindings)
+    if request.places_volumes and not host.free:
+        first = (*request.normal, *request.mono, *request.unlimited)[0]
+        return 0, Limit("volume space", f"volume {binding_text(first)}: the node has no volumes")
+    result = _schedule(host, request, bound, keep=0, why=True)
+    count = min(result.normal_count, result.mono_count, bound)
+    if count >= bound:
+        return count, None
+    stop = result.stop if result.normal_count <= result.mono_count else result.mono_stop
+    return count, stop or Limit("volume space", f"volume plan: room for {count}")
+
+
 def affinity_plan(
     node: StorageRecord,
     bindings: Sequence[VolumeBinding],
@@ -168,6 +194,7 @@ class _Host:
         usage_disks = None if usage is None else usage.disks
         # Only device and mounts of these disks are read; quotas live in ``quotas``.
         self.disks = disks_sub(capacity_disks or (), usage_disks or ())
+        self.capacity_disks = capacity_disks or ()  # for explain's "300 of 1000 left"
         self.quotas: _Quotas = [list(disk.quota) for disk in self.disks]
         self.free: dict[str, int] = {}
         used: list[str] = []
@@ -332,13 +359,16 @@ class _Pass:
         "mono_bytes",
         "mono_count",
         "mono_placeholders",
+        "mono_stop",
         "mount_only_disks",
         "normal_bytes",
         "normal_count",
         "normal_devices",
+        "stop",
+        "why",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, why: bool = False) -> None:
         self.normal_count = 0
         self.mono_count = 0
         # Devices of the normal bindings, per kept attempt; None when the request has no normal binding.
@@ -351,23 +381,27 @@ class _Pass:
         self.mono: list[tuple[str, list[int]]] = []
         self.mono_bytes: dict[str, int] = {}
         self.mono_placeholders = False
+        # Only explain asks why (``why``): what stopped the normal and the monopoly enumerations.
+        self.why = why
+        self.stop: Limit | None = None
+        self.mono_stop: Limit | None = None
 
 
-def _schedule(host: _Host, request: _Request, bound: int, keep: int) -> _Pass:
+def _schedule(host: _Host, request: _Request, bound: int, keep: int, why: bool = False) -> _Pass:
     """Run passes, promoting unused volumes while monopoly plans outnumber normal ones; the last pass wins.
 
     ``keep`` is how many plans of each pass to record (0 for a count).
     """
     normal_bound = request.normal_bound(bound, len(host.unused))
     _skip_futile_passes(host, request, bound)
-    result = _run_pass(host, request, bound, normal_bound, keep)
+    result = _run_pass(host, request, bound, normal_bound, keep, why)
     while result.mono_count > result.normal_count and result.normal_count < bound:
         # One volume at a time: normal capacity is not monotone in the number of promoted volumes
         # (they share disk quota), so a search over that number would pick other plans.
         if not request.normal or not host.promote(request.normal[0].size):
             break
         _skip_futile_passes(host, request, bound)
-        result = _run_pass(host, request, bound, normal_bound, keep)
+        result = _run_pass(host, request, bound, normal_bound, keep, why)
     return result
 
 
@@ -393,17 +427,17 @@ def _skip_futile_passes(host: _Host, request: _Request, bound: int) -> None:
         room += max(host.free[device], 0)
 
 
-def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int) -> _Pass:
+def _run_pass(host: _Host, request: _Request, bound: int, normal_bound: int, keep: int, why: bool) -> _Pass:
     # Scratch state: normal placement only changes used volumes, monopoly placement only unused ones.
     quotas = [list(quota) for quota in host.quotas]
-    result = _Pass()
+    result = _Pass(why)
     if request.normal:
         if request.sizes_only:
             _place_sizes(host, quotas, request, normal_bound, keep, result)
         else:
             _place_normal(host, quotas, request, normal_bound, keep, result)
     elif request.iops_mounts:
-        result.normal_count, result.mount_only_disks = _mount_only(host, quotas, request, normal_bound)
+        result.normal_count, result.mount_only_disks = _mount_only(host, quotas, request, normal_bound, result)
     else:
         result.normal_count = bound
     _place_mono(host, quotas, request, bound, keep, result)
@@ -452,6 +486,8 @@ def _place_normal(
                         best, best_free = device, left
             if best is None:
                 failed = True
+                if result.why:
+                    result.stop = _no_volume(host, request, request.normal[len(placed)], free, quotas, count)
                 break
             index = disk_of[best]
             if index is not None:
@@ -460,9 +496,11 @@ def _place_normal(
             placed.append(best)
         if failed:
             break
-        for index, quota in mounts:
+        for at, (index, quota) in enumerate(mounts):
             if not quota.fits(_quota_of(quotas, index)):
                 failed = True
+                if result.why:
+                    result.stop = _no_quota(host, request.iops_mounts[at], index, quota, quotas, count)
                 break
             if index is not None:
                 _charge(quotas[index], quota)
@@ -538,6 +576,8 @@ def _place_sizes(
                     best, best_free = device, left
             if best is None:
                 failed = True
+                if result.why:
+                    result.stop = _no_volume(host, request, request.normal[len(placed)], free, quotas, count)
                 break
             free[best] = best_free - size
             placed.append(best)
@@ -691,11 +731,14 @@ def _repeats(
     return max(times, 1)
 
 
-def _mount_only(host: _Host, quotas: _Quotas, request: _Request, bound: int) -> tuple[int, list[Disk]]:
+def _mount_only(host: _Host, quotas: _Quotas, request: _Request, bound: int, result: _Pass) -> tuple[int, list[Disk]]:
     """The mount-only enumeration in closed form (the reference's): same count, same disk plan per
     attempt, same quota left over, including the partial charges of the failed attempt."""
+    start = [list(left) for left in quotas] if result.why else quotas
     prototype = host.charge_mounts(request.iops_mounts, quotas)
     if prototype is None or bound < 1:
+        if result.why and prototype is None:
+            result.stop = _first_mount_short(host, request, start)
         return 0, []
     per_attempt: dict[int, list[int]] = {}
     for mount in request.iops_mounts:
@@ -705,6 +748,8 @@ def _mount_only(host: _Host, quotas: _Quotas, request: _Request, bound: int) -> 
     count = bound
     for index, total in per_attempt.items():
         count = min(count, 1 + _headroom(quotas[index], total))
+    if result.why and count < bound:
+        result.stop = _mount_headroom(host, request, start, per_attempt, count)
     for index, total in per_attempt.items():
         _charge(quotas[index], [(count - 1) * value for value in total])
     if count < bound:
@@ -733,15 +778,19 @@ def _place_mono(
         result.mono_count = bound
         result.mono_placeholders = True
         return
+    short_of_quota = 0
     for device in host.unused:
         free = host.free[device]
         shares = _mono_on(host, quotas, request, device, free, split=result.mono_count < keep)
         if shares is None:
+            short_of_quota += free >= request.mono_size
             continue
         if result.mono_count < keep:
             result.mono.append((device, shares))
         result.mono_bytes[device] = free
         result.mono_count += 1
+    if result.why and result.mono_count < bound:
+        result.mono_stop = _mono_short(host, request, result.mono_count, short_of_quota)
 
 
 def _mono_on(
@@ -772,6 +821,112 @@ def _split(mono: Sequence[VolumeBinding], total: int, free: int) -> list[int]:
     shares = [int(float(binding.size) / float(total) * float(free)) for binding in mono]
     shares[0] += free - sum(shares)
     return shares
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Why a pass stopped, in words (``explain`` only: a count or a plan never builds these)
+
+
+def binding_text(binding: VolumeBinding) -> str:
+    """A binding as an operator writes it: ``AUTO:/data:rw:200G``, the quota only when it has one."""
+    head = f"{binding.source}:{binding.destination}:{binding.flags}:{size_text(binding.size)}"
+    return f"{head}:{binding.quota.text()}" if any(binding.quota) else head
+
+
+def size_text(size: int) -> str:
+    """Bytes in the largest binary unit that holds them whole (``120G``), else to a tenth (``1.5T``)."""
+    for unit, scale in (("P", 1 << 50), ("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if abs(size) >= scale:
+            return f"{size // scale}{unit}" if size % scale == 0 else f"{size / scale:.1f}{unit}"
+    return f"{size}B" if size else "0"
+
+
+def _no_volume(
+    host: _Host, request: _Request, binding: VolumeBinding, free: Mapping[str, int], quotas: _Quotas, count: int
+) -> Limit:
+    """A normal binding found no used volume: none with the room, or none whose disk has the quota.
+
+    Unused volumes left over are too small for it, unless monopoly bindings keep them: then only the
+    used ones are the binding's to take.
+    """
+    pool = host.used if request.mono else (*host.used, *host.unused)
+    left = {device: free.get(device, host.free[device]) for device in pool}
+    after = f" after {count}" if count else ""
+    roomy = [device for device in host.used if left[device] >= binding.size]
+    if not roomy:
+        if not left:
+            why = "the unused volumes are kept for the monopoly bindings" if host.unused else "the node has no volumes"
+            return Limit("volume space", f"volume {binding_text(binding)}: {why}")
+        largest = max(left, key=lambda device: (left[device], device))
+        return Limit(
+            "volume space",
+            f"volume {binding_text(binding)}:{after} largest free volume {largest} has {size_text(left[largest])}",
+        )
+    best = min(roomy, key=lambda device: (left[device], device))  # the best fit, had its disk the quota
+    return _no_quota(host, binding, host.disk_at(best), binding.quota, quotas, count, best)
+
+
+def _no_quota(
+    host: _Host,
+    binding: VolumeBinding,
+    index: int | None,
+    quota: Sequence[int],
+    quotas: _Quotas,
+    count: int,
+    path: str = "",
+) -> Limit:
+    """``binding`` (``quota`` of it) did not fit the quota left on disk ``index`` after ``count`` workloads."""
+    where = path or binding.source
+    if index is None:
+        return Limit("disk quota", f"disk quota for {binding_text(binding)}: no disk holds {where}")
+    left = quotas[index]
+    field = next((t for t in range(4) if quota[t] > left[t]), 0)
+    start = host.quotas[index][field]
+    # What one workload draws there: the last attempt's charges so far plus this binding's, spread evenly.
+    per, attempts = start - left[field] + quota[field], count + 1
+    if per % attempts == 0:
+        return _disk_words(host, index, field, start, per // attempts)
+    return _disk_words(host, index, field, start, quota[field], f", {left[field]} left after {count}")
+
+
+def _first_mount_short(host: _Host, request: _Request, quotas: _Quotas) -> Limit:
+    """The mount that stops the first attempt of a mount-only request (``quotas`` as the pass began)."""
+    quotas = [list(left) for left in quotas]
+    for mount in request.iops_mounts:
+        index = host.disk_at(mount.source)
+        if not mount.quota.fits(_quota_of(quotas, index)):
+            return _no_quota(host, mount, index, mount.quota, quotas, 0)
+        if index is not None:
+            _charge(quotas[index], mount.quota)
+    return Limit("disk quota", "disk quota: the mounts do not fit")
+
+
+def _mount_headroom(
+    host: _Host, request: _Request, start: _Quotas, per_attempt: Mapping[int, Sequence[int]], count: int
+) -> Limit:
+    """The disk and quota whose headroom set a mount-only request's ``count``."""
+    for index, total in per_attempt.items():
+        for field in range(4):
+            if total[field] > 0 and 1 + _headroom([start[index][field] - total[field]], [total[field]]) == count:
+                return _disk_words(host, index, field, start[index][field], total[field])
+    return Limit("disk quota", f"disk quota: room for {count}")
+
+
+def _disk_words(host: _Host, index: int, field: int, left: int, per: int, tail: str = "") -> Limit:
+    disk = host.disks[index]
+    have = next((d.quota[field] for d in host.capacity_disks if d.device == disk.device), None)
+    of = "" if have is None else f" of {have}"
+    name = Quota.FIELDS[field]
+    return Limit("disk quota", f"disk {disk.device} {name}: {left}{of} left, {per} per workload{tail}")
+
+
+def _mono_short(host: _Host, request: _Request, count: int, short_of_quota: int) -> Limit:
+    names = ", ".join(binding_text(binding) for binding in request.mono)
+    held, unused = size_text(request.mono_size), len(host.unused)
+    text = f"monopoly volume {names}: {count} of {unused} unused volumes hold {held} (one workload each)"
+    if short_of_quota:
+        text += f", {short_of_quota} more lack the disk quota"
+    return Limit("unused volumes", text)
 
 
 # ---------------------------------------------------------------------------------------------------------
