@@ -196,7 +196,9 @@ def test_commands_shown_without_output_run_too(doc: Path, shell: Shell) -> None:
     shell.wipe()
     for command in hand_calls(doc):
         status, printed = shell.run(command)
-        assert status == 0 and not any(ERROR_LINE.match(line) for line in printed), (doc.name, command, printed)
+        # doctor exits 1 on the empty store these run against ("0 records under …"), with no error line.
+        assert status in ((0, 1) if " doctor" in command else (0,)), (doc.name, command, printed)
+        assert not any(ERROR_LINE.match(line) for line in printed), (doc.name, command, printed)
 
 
 def test_install_commands_name_what_exists() -> None:
@@ -246,8 +248,13 @@ def test_the_docs_show_a_complete_config() -> None:
 def test_config_examples_load_with_the_plugins_loader(name: str, index: int, text: str, tmp_path: Path) -> None:
     from resource_extend import config
 
+    # The TLS files a page names must exist when its https:// config loads: made here, in a folder of the test's.
+    tls = tmp_path / "tls"
+    tls.mkdir()
+    for file in re.findall(r"/etc/eru/tls/([\w.-]+)", text):
+        (tls / file).write_text("")
     path = tmp_path / "plugin.yaml"
-    path.write_text(text)
+    path.write_text(text.replace("/etc/eru/tls/", f"{tls}/"))
     loaded = config.load("gpu", str(path))
     assert loaded.etcd.machines and loaded.etcd.prefix
 
