@@ -13,9 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.diagnosis import examine
+from resource_extend.diagnosis import examine, salvage
 from resource_extend.gpu import checks as gpu_checks
 from resource_extend.gpu.record import GpuRecord
+from resource_extend.storage import checks as storage_checks
+from resource_extend.storage.record import StorageRecord
 from resource_extend_dev.devetcd import DevEtcd, binary
 from tests.support import PluginDir
 
@@ -308,3 +310,47 @@ def test_usage_beyond_capacity_is_always_found(capacity: dict[str, int], product
     found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record)
     expected = "usage-above-capacity" if product in capacity else "usage-without-capacity"
     assert [f.kind for f in found] == [expected]
+
+
+# Numbers of every kind a hand can store: in range, negative, past int64, fractions, strings, null.
+stored_numbers = st.one_of(
+    st.integers(-5, 2**63 + 5), st.sampled_from([2**63, -(2**63) - 1, 2.0, 1.5, 1e3, "2", None, True, [], {}])
+)
+
+
+@given(st.dictionaries(st.sampled_from(["a100", "t4", ""]), stored_numbers, max_size=3), st.data())
+def test_the_gpu_record_doctor_proposes_is_clean_whatever_was_stored(capacity: dict[str, Any], data: Any) -> None:
+    usage = data.draw(st.dictionaries(st.sampled_from(["a100", "t4", "h100"]), stored_numbers, max_size=3))
+    stored = json.dumps({"capacity": {"prod_count_map": capacity}, "usage": {"prod_count_map": usage}}).encode()
+    proposal = json.dumps(gpu_checks.corrected(salvage(stored, gpu_checks.GO_RECORD))).encode()
+    record = GpuRecord
+    assert examine("n", proposal, record.decode, gpu_checks.GO_RECORD, gpu_checks.check_record, record.checked) == []
+
+
+@given(
+    st.dictionaries(st.sampled_from(["/data0", "/data1", "data", "", "/a:b"]), stored_numbers, max_size=2),
+    st.lists(st.fixed_dictionaries({"device": st.sampled_from(["/dev/vda", "/dev/vdb", "", 3]),
+                                    "read_IOPS": stored_numbers, "write_bps": stored_numbers}), max_size=3),
+    stored_numbers,
+    st.data(),
+)  # fmt: skip
+def test_the_storage_record_doctor_proposes_is_clean_whatever_was_stored(
+    volumes: dict[str, Any], disks: list[Any], storage: Any, data: Any
+) -> None:
+    usage = {
+        "volumes": data.draw(st.dictionaries(st.sampled_from(["/data0", "/data9"]), stored_numbers, max_size=2)),
+        "disks": data.draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"device": st.sampled_from(["/dev/vda", "/dev/vdz"]), "read_IOPS": stored_numbers}
+                ),
+                max_size=2,
+            )
+        ),
+        "storage": data.draw(stored_numbers),
+    }
+    stored = json.dumps({"capacity": {"volumes": volumes, "disks": disks, "storage": storage}, "usage": usage})
+    proposal = json.dumps(storage_checks.corrected(salvage(stored.encode(), storage_checks.GO_RECORD))).encode()
+    record = StorageRecord
+    found = examine("n", proposal, record.decode, storage_checks.GO_RECORD, storage_checks.check_record, record.checked)
+    assert found == []

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from resource_extend.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
-from resource_extend.gpu.prodmap import MaybeMap
+from resource_extend.errors import PluginError
+from resource_extend.gpu.prodmap import MaybeMap, validate_products
 from resource_extend.gpu.record import GpuRecord
 
 TYPE_CHECKING = False
@@ -39,8 +40,9 @@ def _negative(node: str, side: str, counts: MaybeMap) -> list[Finding]:
 
 def corrected(doc: dict[str, Any]) -> dict[str, Any]:
     """The record ``doctor`` proposes from a salvaged one (``diagnosis.salvage``): capacity without counts
-    below 1 (a write refuses them), usage only of products the capacity has, and at most their capacity."""
-    capacity = {p: k for p, k in _counts(doc, "capacity").items() if k > 0}
+    below 1 or blank product names (a write refuses both), usage only of products the capacity has, and at
+    most their capacity."""
+    capacity = {p: k for p, k in _counts(doc, "capacity").items() if k > 0 and _named(p)}
     usage = {p: min(k, capacity[p]) for p, k in _counts(doc, "usage").items() if k > 0 and p in capacity}
     return {"capacity": {"prod_count_map": capacity}, "usage": {"prod_count_map": usage}}
 
@@ -48,3 +50,11 @@ def corrected(doc: dict[str, Any]) -> dict[str, Any]:
 def _counts(doc: dict[str, Any], side: str) -> dict[str, int]:
     counts: dict[str, int] = (doc.get(side) or {}).get("prod_count_map") or {}
     return counts
+
+
+def _named(product: str) -> bool:
+    try:
+        validate_products({product: 1})
+    except PluginError:
+        return False
+    return True
