@@ -313,9 +313,8 @@ def test_usage_beyond_capacity_is_always_found(capacity: dict[str, int], product
 
 
 # Numbers of every kind a hand can store: in range, negative, past int64, fractions, strings, null.
-stored_numbers = st.one_of(
-    st.integers(-5, 2**63 + 5), st.sampled_from([2**63, -(2**63) - 1, 2.0, 1.5, 1e3, "2", None, True, [], {}])
-)
+odd_values: list[Any] = [2**63, -(2**63) - 1, 2.0, 1.5, 1e3, "2", None, True, [], {}]
+stored_numbers: st.SearchStrategy[Any] = st.one_of(st.integers(-5, 2**63 + 5), st.sampled_from(odd_values))
 
 
 @given(st.dictionaries(st.sampled_from(["a100", "t4", ""]), stored_numbers, max_size=3), st.data())
