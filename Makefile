@@ -12,7 +12,7 @@ EXECUTABLES := resource-gpu resource-storage
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: FORCE help venv build build-grpc check test lint fmt demo bench docs-examples clean
+.PHONY: FORCE help venv build build-grpc check test lint fmt demo bench docs docs-examples clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -64,6 +64,9 @@ demo: build ## play core against a throwaway etcd
 
 bench: build ## per-call cost, measured side by side
 	$(PY) -m resource_extend_dev.bench
+
+docs: $(STAMP) ## build the documentation site from docs/ into build/site (mkdocs --strict: a broken link fails)
+	$(VENV)/bin/mkdocs build --strict --site-dir build/site
 
 docs-examples: build ## rewrite the outputs shown in README.md and docs/ from what the executables print (review: git diff)
 	$(PY) -m tests.test_docs --update

@@ -62,7 +62,7 @@ def _exit(status: int) -> NoReturn:
 def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     config_flag: str | None = None
     want_help = False
-    as_json = False
+    as_json = verbose = False
     nodes: list[str] = []  # explain's --node
     positional: list[str] = []
     i = 0
@@ -88,6 +88,8 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
             want_help = True
         elif arg == "--json":
             as_json = True
+        elif arg == "--verbose":
+            verbose = True
         elif arg in ("--version", "-v") and not positional:
             _out(_version_text())
             return 0
@@ -115,7 +117,9 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     if nodes:
         raise UsageError("--node is an option of explain only")
     if name == DOCTOR and not want_help:
-        return _doctor(plugin, config_flag, as_json)
+        return _doctor(plugin, config_flag, as_json, verbose)
+    if verbose:
+        raise UsageError("--verbose is an option of doctor only")
     if as_json:
         raise UsageError("--json is an option of doctor and explain only")
     if name == EXPLAIN:
@@ -140,11 +144,11 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
     return serve(plugin, verb, config_flag)
 
 
-def _doctor(plugin: Plugin[Any], config_flag: str | None, as_json: bool) -> int:
+def _doctor(plugin: Plugin[Any], config_flag: str | None, as_json: bool, verbose: bool) -> int:
     # Imported only here: the store doctor is no part of a verb call.
     from resource_extend import doctor
 
-    return doctor.run(plugin, config_flag, as_json)
+    return doctor.run(plugin, config_flag, as_json, verbose)
 
 
 def _explain(plugin: Plugin[Any], config_flag: str | None, as_json: bool, nodes: list[str]) -> int:
@@ -317,7 +321,7 @@ def _help_text(plugin: Plugin[Any]) -> str:
         "",
         f"usage: {prog} [--config PATH] <verb> < request.json",
         f"       {prog} <verb> --help      (or: {prog} help <verb>) the verb's request keys and an example",
-        f"       {prog} doctor [--json]    check every stored record of this plugin; writes nothing",
+        f"       {prog} doctor [--json|--verbose]  check every stored record, with each repair; writes nothing",
         f"       {prog} explain [--node NAME]... [--json] < request.json",
         "                                   each node's capacity for a request and what limits it",
         f"       {prog} --help | -h        this text",
@@ -340,12 +344,16 @@ def _doctor_help(plugin: Plugin[Any]) -> str:
     prog = _prog(plugin)
     return (
         f"{prog} doctor — check every record of this plugin in etcd, in one read; writes nothing\n\n"
-        f"usage: {prog} [--config PATH] doctor [--json]\n\n"
+        f"usage: {prog} [--config PATH] doctor [--json | --verbose]\n\n"
         "Reports per node: records this plugin cannot read (and why), values past int64, records the Go\n"
         "reference cannot decode (wrong JSON types, fractions where integers belong), negative counts, usage\n"
-        "above capacity, usage of devices or products the capacity lacks, and records every write would be\n"
-        "refused for, each with the verb that repairs it. --json prints one JSON object instead of the table.\n"
-        "Exit 0: no problems; 1: problems found; 128: the store could not be read (one line on stderr).\n"
+        "above capacity, usage of devices or products the capacity lacks, records every write would be\n"
+        "refused for, and keys that name no node (an empty or nested name). After each node's rows, the\n"
+        "command that repairs it, to paste as printed: the verb with its JSON request (the record with what\n"
+        "is wrong left out or capped; check its numbers first), or etcdctl del. Lines fit 120 columns, a long\n"
+        "detail cut short: --verbose prints it whole; --json prints one JSON object instead of the table.\n"
+        "Exit 0: no problems; 1: problems found, or no record under the prefix (is etcd.prefix right?);\n"
+        "128: the store could not be read (one line on stderr).\n"
         "No stdin is read. See docs/troubleshooting.md.\n"
     )
 

@@ -230,6 +230,11 @@ def parse(path: str, doc: Any) -> Config:
             f"config {path}: etcd.{given} is set without etcd.{missing}: a client certificate needs both "
             "(for server-only TLS set just etcd.ca)"
         )
+    # Only for a TLS cluster (one stat per file): a missing file fails here, before any connection is tried.
+    tls = (ca or cert) and any(m[:8].lower() == "https://" for m in machines)
+    problem = tls and tls_file_problem(ca, cert, key)
+    if problem:
+        raise PluginError(f"config {path}: {problem}")
     username = _text(path, auth, "username", "etcd.auth.")
     password = _text(path, auth, "password", "etcd.auth.")
     if password and not username:
@@ -317,3 +322,15 @@ def _count(path: str, doc: dict[str, Any], key: str, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise PluginError(f"config {path}: scheduler.{key}: {value!r} is not an integer in {low}..{high}")
     return value
+
+
+def tls_file_problem(ca: str, cert: str, key: str) -> str:
+    """``etcd.<name>: <path>: <why>`` for the first TLS file set but not readable, else ``""``.
+
+    Checked when the config loads (any ``https://`` endpoint) so that a missing file is named at once,
+    not after a TCP connection succeeds, and by both transports before they load the files."""
+    for name, file in (("ca", ca), ("cert", cert), ("key", key)):
+        if file and not os.access(file, os.R_OK):
+            reason = "no such file" if not os.path.exists(file) else "not readable by this user"
+            return f"etcd.{name}: {file}: {reason}"
+    return ""

@@ -1,6 +1,7 @@
 """What can be wrong with one stored record, independent of the plugin: the pure half of ``doctor``.
 
-A finding names the node, the kind of problem, the detail (path and value) and the verb that repairs it.
+A finding names the node, the kind of problem, the detail (path and value) and the verb that repairs it;
+``salvage`` and the plugins' ``corrected`` give the record that verb is sent (``doctor`` prints the command).
 Two questions are asked of the raw bytes: can this implementation read the record (the plugin's own
 decoder answers, with its own words), and could the Go reference (its ``json.Unmarshal`` into the record
 structs: integer fields take only integer literals that fit int64, every field its declared JSON type).
@@ -25,30 +26,37 @@ NEGATIVE = "negative"
 ABOVE_CAPACITY = "usage-above-capacity"
 NO_CAPACITY = "usage-without-capacity"
 WRITE_REFUSED = "write-refused"
+# Keys no node of core's has: ``…/gpu/`` (an empty name, which every verb refuses, so only etcdctl removes
+# it) and ``…/gpu/sub/node`` (a name holding "/": core's own keys cannot hold such a node).
+EMPTY_NAME = "empty-node-name"
+NESTED_KEY = "nested-key"
 
-# The verb that repairs each kind, unless a finding names another. set-node-resource-info overwrites the
-# whole record without reading it, so it also repairs a record nothing can read; fix-node-resource
-# recomputes usage from the workloads core passes; set-node-resource-capacity corrects a wrong capacity.
+# The verb that repairs each kind. Every record's repair is set-node-resource-info with the record doctor
+# proposes (``salvage``, then the plugin's ``corrected``): it overwrites the whole record without reading it,
+# so it also repairs a record nothing can read, and one command clears every problem of a node at once.
+# (Usage that drifted from the workloads is better recomputed by core: ``eru-cli node resource --fix``.)
 REWRITE = "set-node-resource-info"
-FIX_USAGE = "fix-node-resource"
-SET_CAPACITY = "set-node-resource-capacity"
+REMOVE = "remove-node"
+DELETE_KEY = "etcdctl del"
 REPAIRS = {
     UNREADABLE: REWRITE,
     BEYOND_INT64: REWRITE,
     GO_UNDECODABLE: REWRITE,
-    NEGATIVE: FIX_USAGE,
-    ABOVE_CAPACITY: FIX_USAGE,
-    NO_CAPACITY: FIX_USAGE,
+    NEGATIVE: REWRITE,
+    ABOVE_CAPACITY: REWRITE,
+    NO_CAPACITY: REWRITE,
     WRITE_REFUSED: REWRITE,
+    EMPTY_NAME: DELETE_KEY,
+    NESTED_KEY: REMOVE,
 }
 
 
 class Finding:
     __slots__ = ("detail", "kind", "node", "repair")
 
-    def __init__(self, node: str, kind: str, detail: str, repair: str | None = None) -> None:
+    def __init__(self, node: str, kind: str, detail: str) -> None:
         self.node, self.kind, self.detail = node, kind, detail
-        self.repair = repair or REPAIRS[kind]
+        self.repair = REPAIRS[kind]
 
     def to_json(self) -> dict[str, str]:
         return {"node": self.node, "problem": self.kind, "detail": self.detail, "repair": self.repair}
@@ -157,3 +165,55 @@ def _mismatch(node: str, doc: Any, path: str, wanted: str) -> Finding:
 def node_of(key: str, directory: str) -> str:
     """The node a key belongs to: the part after the plugin's directory, as the verbs name it."""
     return key[len(directory) :] if key.startswith(directory) else key
+
+
+def key_problem(node: str, key: str) -> Finding | None:
+    """A key that names no node of core's: empty after the directory, or nested below it."""
+    if node == "":
+        return Finding(node, EMPTY_NAME, f"key {key} has no node name: every verb refuses an empty name")
+    if "/" in node:
+        return Finding(node, NESTED_KEY, f"node name {node!r} holds '/': core's node names never do")
+    return None
+
+
+def salvage(data: bytes, go_type: GoType) -> Any:
+    """What can be kept of a stored record: every value of the type ``go_type`` declares that both
+    implementations read, integers only in 0..int64 (a fraction that is a whole number, ``2.0``, kept as
+    one); the rest is left out, which reads as empty or zero. Not JSON at all: ``{}``."""
+    try:
+        doc = parse_literal(data)
+    except (ValueError, RecursionError):
+        return {}
+    kept = _keep(doc, go_type)
+    return kept if isinstance(kept, dict) else {}
+
+
+_LEFT_OUT = object()
+
+
+def _keep(doc: Any, kind: GoType) -> Any:
+    if kind == "int":
+        if isinstance(doc, FloatLiteral):
+            from decimal import Decimal, InvalidOperation
+
+            try:
+                number = Decimal(doc)
+            except InvalidOperation:  # NaN, Infinity
+                return _LEFT_OUT
+            doc = int(number) if number.is_finite() and number == number.to_integral_value() else None
+        if isinstance(doc, int) and not isinstance(doc, bool) and 0 <= doc <= INT64_MAX:
+            return doc
+        return _LEFT_OUT
+    if kind == "string":
+        return doc if isinstance(doc, str) else _LEFT_OUT
+    assert isinstance(kind, tuple)
+    shape, inner = kind
+    if shape == "struct" and isinstance(doc, dict):
+        fields = {name: _keep(doc.get(name), field) for name, field in inner.items() if doc.get(name) is not None}
+        return {name: value for name, value in fields.items() if value is not _LEFT_OUT}
+    if shape == "map" and isinstance(doc, dict):
+        entries = {key: _keep(value, inner) for key, value in doc.items()}
+        return {key: value for key, value in entries.items() if value is not _LEFT_OUT}
+    if shape == "list" and isinstance(doc, list):
+        return [value for value in (_keep(item, inner) for item in doc) if value is not _LEFT_OUT]
+    return _LEFT_OUT

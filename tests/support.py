@@ -272,3 +272,19 @@ def read_outcome(read: Callable[[dict[str, Any]], Any], req: dict[str, Any]) -> 
         return "read", read(req)
     except Exception as error:
         return type(error).__name__, str(error)
+
+
+def site_pages() -> list[str]:
+    """The page files of the documentation site's nav (mkdocs.yml), sections flattened, in order."""
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+
+    def flat(nav: list[Any]) -> list[str]:
+        pages: list[str] = []
+        for item in nav:
+            value = next(iter(item.values())) if isinstance(item, dict) else item
+            pages += flat(value) if isinstance(value, list) else [value]
+        return pages
+
+    return flat(yaml.safe_load((root / "mkdocs.yml").read_text())["nav"])

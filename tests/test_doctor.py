@@ -9,13 +9,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.diagnosis import examine
+from resource_extend.diagnosis import examine, salvage
 from resource_extend.gpu import checks as gpu_checks
 from resource_extend.gpu.record import GpuRecord
-from resource_extend_dev.devetcd import DevEtcd
+from resource_extend.storage import checks as storage_checks
+from resource_extend.storage.record import StorageRecord
+from resource_extend_dev.devetcd import DevEtcd, binary
 from tests.support import PluginDir
 
 
@@ -92,10 +95,13 @@ def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:
     assert kinds(found, "zero") == ["write-refused"]
     assert "count is less than or equal to zero" in detail(found, "zero", "write-refused")
     assert kinds(found, "fine") == []
-    repairs = {f["problem"]: f["repair"] for f in found}
-    assert repairs["unreadable"] == "set-node-resource-info"
-    assert repairs["usage-above-capacity"] == "fix-node-resource"
-    assert repairs["negative"] == "set-node-resource-capacity"  # the negative count is a capacity's
+    # One command per node repairs all of its problems: the record rewritten whole, without reading it.
+    assert {f["repair"] for f in found} == {"set-node-resource-info"}
+    over = next(f["command"] for f in found if f["node"] == "over")
+    assert over == (
+        """echo '{"nodename":"over","capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":2}}}'"""
+        " | ./resource-gpu set-node-resource-info"
+    )
 
 
 def test_doctor_finds_each_kind_of_storage_problem(tmp_path: Path, etcd: DevEtcd, prefix: str) -> None:
@@ -134,16 +140,128 @@ def test_doctor_finds_each_kind_of_storage_problem(tmp_path: Path, etcd: DevEtcd
     assert kinds(found, "fine") == []
 
 
-def test_doctor_table_shows_each_finding_with_the_verb_that_repairs_it(gpu: PluginDir) -> None:
+def test_doctor_table_shows_each_finding_and_after_each_node_the_command_that_repairs_it(gpu: PluginDir) -> None:
     seed(gpu.etcd, gpu.key("over"), b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":3}}}')
     seed(gpu.etcd, gpu.key("garbage"), b"{")
     done = doctor(gpu)
     assert (done.returncode, done.stderr) == (1, "")
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["NODE", "PROBLEM", "DETAIL", "REPAIR", "WITH"]
-    assert lines[1].startswith("garbage  unreadable") and lines[1].endswith("set-node-resource-info")
-    assert lines[2].startswith("over     usage-above-capacity") and lines[2].endswith("fix-node-resource")
-    assert lines[-1] == f"2 problem(s) on 2 node(s) under {gpu.key('')}"
+    # The decoder's words for the bad JSON, cut short to fit 120 columns.
+    assert lines[1].startswith("garbage  unreadable            invalid JSON") and lines[1].endswith("…")
+    assert len(lines[1]) == 120
+    assert lines[:1] + lines[2:] == [
+        "NODE     PROBLEM               DETAIL",
+        """  echo '{"nodename":"garbage","capacity":{"prod_count_map":{}},"usage":{"prod_count_map":{}}}' |""",
+        "    ./resource-gpu set-node-resource-info",
+        "over     usage-above-capacity  a100: usage 3 > capacity 2",
+        """  echo '{"nodename":"over","capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":2}}}' |"""  # noqa: E501
+        "",
+        "    ./resource-gpu set-node-resource-info",
+        f"2 problem(s) on 2 node(s) under {gpu.key('')}",
+        "each node's indented command repairs it: check the numbers it writes, then paste it",
+    ]
+    # --verbose: the detail whole.
+    assert "(the Go reference cannot read it either)" in doctor(gpu, "--verbose").stdout
+
+
+def test_doctor_flags_keys_that_name_no_node_and_prints_what_removes_them(gpu: PluginDir) -> None:
+    record = b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{}}}'
+    seed(gpu.etcd, gpu.key(""), record)
+    seed(gpu.etcd, gpu.key("rack7/n1"), record)
+    found = findings(gpu)
+    assert [(f["node"], f["problem"]) for f in found] == [("", "empty-node-name"), ("rack7/n1", "nested-key")]
+    assert found[0]["command"] == f"etcdctl --endpoints={gpu.etcd.url} del {gpu.key('')}"
+    assert found[1]["command"] == """echo '{"nodename":"rack7/n1"}' | ./resource-gpu remove-node"""
+
+
+def test_doctor_with_nothing_under_the_prefix_says_so_and_fails(gpu: PluginDir) -> None:
+    """A mistyped etcd.prefix checks 0 records: that is no clean bill of health."""
+    gpu.configure(etcd={"machines": [gpu.etcd.url], "prefix": "/typo"})
+    seed(gpu.etcd, f"{gpu.prefix}/resource/gpu/n1", b'{"capacity":{"prod_count_map":{"a100":2}}}')
+    done = doctor(gpu)
+    said = "0 records under /typo/resource/gpu/ — is etcd.prefix right?\n"
+    assert (done.returncode, done.stdout, done.stderr) == (1, said, "")
+    assert doctor(gpu, "--json").returncode == 1
+
+
+GPU_FAULTS = {
+    "garbage": b"\xff not json",
+    "not-object": b"[1,2]",
+    "huge": b'{"capacity":{"prod_count_map":{"a100":9223372036854775808}}}',
+    "typed": b'{"capacity":{"prod_count_map":{"a100":"2"}}}',
+    "floaty": b'{"capacity":{"prod_count_map":{"a100":2.0}},"usage":{"prod_count_map":{"a100":1.0}}}',
+    "over": b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":3}}}',
+    "minus": b'{"capacity":{"prod_count_map":{"a100":-1,"t4":2}},"usage":{"prod_count_map":{"t4":-1}}}',
+    "stray": b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"t4":1}}}',
+    "zero": b'{"capacity":{"prod_count_map":{"a100":0}},"usage":{"prod_count_map":{}}}',
+    "it's": b'{"capacity":{"prod_count_map":{"a100":2}},"usage":{"prod_count_map":{"a100":5}}}',
+    "": b'{"capacity":{"prod_count_map":{"a100":2}}}',
+    "rack7/n1": b'{"capacity":{"prod_count_map":{"a100":2}}}',
+}
+_DISK = '{"device":"/dev/vda","mounts":["/data0"],"read_IOPS":10,"write_IOPS":10,"read_bps":1,"write_bps":1}'
+_CAPACITY = f'{{"volumes":{{"/data0":100}},"disks":[{_DISK}],"storage":1000}}'
+STORAGE_FAULTS = {
+    "not-object": b"[1,2]",
+    "garbage": b"{",
+    "huge": b'{"capacity":{"volumes":{},"disks":[],"storage":99999999999999999999}}',
+    "typed": b'{"capacity":{"volumes":[],"disks":[],"storage":1}}',
+    "exp": b'{"capacity":{"volumes":{},"disks":[],"storage":1e3},"usage":null}',
+    "over": (
+        f'{{"capacity":{_CAPACITY},"usage":{{"volumes":{{"/data0":200}},"storage":2000,'
+        '"disks":[{"device":"/dev/vda","read_IOPS":20}]}}'
+    ).encode(),
+    "minus": f'{{"capacity":{_CAPACITY},"usage":{{"storage":-5}}}}'.encode(),
+    "minus-disk": b'{"capacity":{"volumes":{"/data0":-1},"storage":5,"disks":[{"device":"/dev/vdb","write_bps":-3}]}}',
+    "stray": (
+        f'{{"capacity":{_CAPACITY},"usage":{{"volumes":{{"/data9":1}},'
+        '"disks":[{"device":"/dev/vdz","write_bps":1}]}}'
+    ).encode(),
+    "no-capacity": b'{"capacity":null,"usage":{"volumes":{},"disks":[],"storage":0}}',
+    "": b'{"capacity":{"volumes":{},"disks":[],"storage":1}}',
+    "a/b": b'{"capacity":{"volumes":{},"disks":[],"storage":1}}',
+}
+
+
+def commands(table: str) -> list[str]:
+    """The repair commands of doctor's table: each run of indented lines, exactly as printed."""
+    found: list[str] = []
+    current: list[str] = []
+    for line in table.splitlines():
+        if line.startswith(" "):
+            current.append(line)
+        elif current:
+            found.append("\n".join(current))
+            current = []
+    return found
+
+
+@pytest.mark.parametrize(("plugin", "faults"), [("gpu", GPU_FAULTS), ("storage", STORAGE_FAULTS)])
+def test_each_repair_doctor_prints_pastes_as_printed_and_leaves_the_store_clean(
+    plugin: str, faults: dict[str, bytes], tmp_path: Path, etcd: DevEtcd, prefix: str
+) -> None:
+    where = PluginDir(plugin, tmp_path, etcd, prefix)
+    os.symlink(where.exe, tmp_path / f"resource-{plugin}")  # core's layout: the executable beside its yaml
+    for node, value in faults.items():
+        seed(etcd, where.key(node), value)
+    where.ok("add-node", {"nodename": "fine", "resource": {"prod_count_map": {"a100": 2}} if plugin == "gpu" else {
+        "volumes": ["/data0:1T"], "storage": "1T"}})  # fmt: skip
+    found = findings(where)
+    assert {f["node"] for f in found} == set(faults), "every seeded fault is found"
+    table = doctor(where)
+    assert table.returncode == 1
+    assert all(len(line) <= 120 for line in table.stdout.splitlines()), table.stdout
+    pasted = commands(table.stdout)
+    assert len(pasted) == len(faults), "one command per node"
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(binary("etcdctl")), os.environ.get("PATH", "")])}
+    env.pop("ERU_RESOURCE_CONFIG_PATH", None)
+    for command in pasted:
+        done = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, (command, done.stderr)
+    after = doctor(where)
+    assert (after.returncode, after.stdout) == (0, f"no problems found under {where.key('')}\n")
+    # What was readable and right is kept: the capacity whose usage ran over it.
+    capacity = where.ok("get-node-resource-info", {"nodename": "over"})["capacity"]
+    assert capacity == json.loads(faults["over"])["capacity"]
 
 
 def test_doctor_writes_nothing(gpu: PluginDir) -> None:
@@ -192,3 +310,46 @@ def test_usage_beyond_capacity_is_always_found(capacity: dict[str, int], product
     found = examine("n", stored, records.decode, gpu_checks.GO_RECORD, gpu_checks.check_record)
     expected = "usage-above-capacity" if product in capacity else "usage-without-capacity"
     assert [f.kind for f in found] == [expected]
+
+
+# Numbers of every kind a hand can store: in range, negative, past int64, fractions, strings, null.
+odd_values: list[Any] = [2**63, -(2**63) - 1, 2.0, 1.5, 1e3, "2", None, True, [], {}]
+stored_numbers: st.SearchStrategy[Any] = st.one_of(st.integers(-5, 2**63 + 5), st.sampled_from(odd_values))
+
+
+@given(st.dictionaries(st.sampled_from(["a100", "t4", ""]), stored_numbers, max_size=3), st.data())
+def test_the_gpu_record_doctor_proposes_is_clean_whatever_was_stored(capacity: dict[str, Any], data: Any) -> None:
+    usage = data.draw(st.dictionaries(st.sampled_from(["a100", "t4", "h100"]), stored_numbers, max_size=3))
+    stored = json.dumps({"capacity": {"prod_count_map": capacity}, "usage": {"prod_count_map": usage}}).encode()
+    proposal = json.dumps(gpu_checks.corrected(salvage(stored, gpu_checks.GO_RECORD))).encode()
+    record = GpuRecord
+    assert examine("n", proposal, record.decode, gpu_checks.GO_RECORD, gpu_checks.check_record, record.checked) == []
+
+
+@given(
+    st.dictionaries(st.sampled_from(["/data0", "/data1", "data", "", "/a:b"]), stored_numbers, max_size=2),
+    st.lists(st.fixed_dictionaries({"device": st.sampled_from(["/dev/vda", "/dev/vdb", "", 3]),
+                                    "read_IOPS": stored_numbers, "write_bps": stored_numbers}), max_size=3),
+    stored_numbers,
+    st.data(),
+)  # fmt: skip
+def test_the_storage_record_doctor_proposes_is_clean_whatever_was_stored(
+    volumes: dict[str, Any], disks: list[Any], storage: Any, data: Any
+) -> None:
+    usage = {
+        "volumes": data.draw(st.dictionaries(st.sampled_from(["/data0", "/data9"]), stored_numbers, max_size=2)),
+        "disks": data.draw(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"device": st.sampled_from(["/dev/vda", "/dev/vdz"]), "read_IOPS": stored_numbers}
+                ),
+                max_size=2,
+            )
+        ),
+        "storage": data.draw(stored_numbers),
+    }
+    stored = json.dumps({"capacity": {"volumes": volumes, "disks": disks, "storage": storage}, "usage": usage})
+    proposal = json.dumps(storage_checks.corrected(salvage(stored.encode(), storage_checks.GO_RECORD))).encode()
+    record = StorageRecord
+    found = examine("n", proposal, record.decode, storage_checks.GO_RECORD, storage_checks.check_record, record.checked)
+    assert found == []

@@ -30,7 +30,9 @@ def test_help_names_every_form_of_the_command_line(plugin: str) -> None:
     out = run(executable(plugin), "--help")
     assert (out.returncode, out.stderr) == (0, "")
     usage = out.stdout.split("\n\n")[1]
-    for form in ("--config PATH", "<verb> --help", "help <verb>", "doctor [--json]", "--version | -v", "--help | -h"):
+    forms = ["--config PATH", "<verb> --help", "help <verb>", "doctor [--json|--verbose]", "--version | -v"]
+    forms.append("--help | -h")
+    for form in forms:
         assert usage.count(form) == 1, form
     assert "ERU_RESOURCE_LOG=debug" in out.stdout and "Never set it under core" in out.stdout
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,34 @@ def test_a_missing_file_names_its_key_and_path(
     settings[key] = str(tmp_path / "missing.pem")
     line = one_line(call(tmp_path, settings))
     assert f"etcd.{key}: {tmp_path / 'missing.pem'}: no such file" in line
+
+
+def closed_port() -> int:
+    """A port nothing listens on: every connection to it is refused at once."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port: int = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+@pytest.mark.parametrize("transport", ["gateway", "grpc"])
+@pytest.mark.parametrize("key", ["ca", "cert", "key"])
+def test_a_missing_file_is_named_at_load_with_every_endpoint_down(key: str, transport: str, tmp_path: Path) -> None:
+    """Before any connection: with every member down the operator still reads the file to fix, not a refusal
+    (the grpc transport too: the check is the config's, so the gateway build names it for either)."""
+    files = {name: tmp_path / f"{name}.pem" for name in ("ca", "cert", "key")}
+    for name, file in files.items():
+        file.write_text(f"a {name}")
+    files[key].unlink()
+    down = [f"https://127.0.0.1:{closed_port()}", f"https://127.0.0.1:{closed_port()}"]
+    line = one_line(call(tmp_path, {"machines": down, "transport": transport, **{k: str(f) for k, f in files.items()}}))
+    assert line == f"resource-gpu get-nodes-resource-info: config gpu.yaml: etcd.{key}: {files[key]}: no such file"
+
+
+def test_tls_files_are_not_checked_for_a_plain_cluster(tmp_path: Path, etcd: DevEtcd) -> None:
+    """Only https:// endpoints use them: a config naming absent files still serves a plain etcd."""
+    works(call(tmp_path, {"machines": [etcd.url], "prefix": "/eru-plain-tls", "ca": str(tmp_path / "absent.pem")}))
 
 
 @pytest.mark.parametrize(("given", "missing"), [("cert", "key"), ("key", "cert")])

@@ -102,15 +102,12 @@ def _speaks_plain_http(endpoint: Endpoint) -> bool:
 
 
 def _check_files(config: EtcdConfig) -> None:
-    """A missing or unreadable TLS file, named by its key: checked when TLS is first needed, so the
-    docs' example paths still load and calls that never reach etcd do not pay three stat calls."""
-    import os
+    """The same check config loading does, for an EtcdConfig built without a file (library use)."""
+    from resource_extend.config import tls_file_problem
 
-    for name in ("ca", "cert", "key"):
-        file = getattr(config, name)
-        if file and not os.access(file, os.R_OK):
-            reason = "no such file" if not os.path.exists(file) else "not readable by this user"
-            raise PluginError(f"config: etcd.{name}: {file}: {reason}")
+    problem = tls_file_problem(config.ca, config.cert, config.key)
+    if problem:
+        raise PluginError(f"config: {problem}")
 
 
 # OpenSSL's X509_V_ERR codes for "the issuer is not one we trust".

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from resource_extend.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, SET_CAPACITY, Finding, GoType
-from resource_extend.gpu.prodmap import MaybeMap
+from resource_extend.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
+from resource_extend.errors import PluginError
+from resource_extend.gpu.prodmap import MaybeMap, validate_products
 from resource_extend.gpu.record import GpuRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The reference's record: NodeResourceInfo{Capacity, Usage *NodeResource{ProdCountMap map[string]int}}.
 _RESOURCE: GoType = ("struct", {"prod_count_map": ("map", "int")})
@@ -27,7 +32,29 @@ def check_record(node: str, record: GpuRecord) -> list[Finding]:
 
 def _negative(node: str, side: str, counts: MaybeMap) -> list[Finding]:
     return [
-        Finding(node, NEGATIVE, f"{side} {product} is {count}", SET_CAPACITY if side == "capacity" else None)
+        Finding(node, NEGATIVE, f"{side} {product} is {count}")
         for product, count in sorted((counts or {}).items())
         if count < 0
     ]
+
+
+def corrected(doc: dict[str, Any]) -> dict[str, Any]:
+    """The record ``doctor`` proposes from a salvaged one (``diagnosis.salvage``): capacity without counts
+    below 1 or blank product names (a write refuses both), usage only of products the capacity has, and at
+    most their capacity."""
+    capacity = {p: k for p, k in _counts(doc, "capacity").items() if k > 0 and _named(p)}
+    usage = {p: min(k, capacity[p]) for p, k in _counts(doc, "usage").items() if k > 0 and p in capacity}
+    return {"capacity": {"prod_count_map": capacity}, "usage": {"prod_count_map": usage}}
+
+
+def _counts(doc: dict[str, Any], side: str) -> dict[str, int]:
+    counts: dict[str, int] = (doc.get(side) or {}).get("prod_count_map") or {}
+    return counts
+
+
+def _named(product: str) -> bool:
+    try:
+        validate_products({product: 1})
+    except PluginError:
+        return False
+    return True
