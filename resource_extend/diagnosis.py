@@ -117,8 +117,10 @@ _SEMANTIC = frozenset({NEGATIVE, ABOVE_CAPACITY, NO_CAPACITY, BEYOND_INT64})
 
 
 def parse_literal(data: bytes) -> Any:
-    """The record's JSON with float literals kept as ``FloatLiteral`` and integers exact (however large)."""
-    return json.loads(data, parse_float=FloatLiteral, parse_constant=FloatLiteral)
+    """The record's JSON with float literals kept as ``FloatLiteral`` and integers exact (however large).
+
+    Read from strict UTF-8 text, as Go reads it: json.loads of the bytes would also take UTF-16 or a BOM."""
+    return json.loads(data.decode("utf-8"), parse_float=FloatLiteral, parse_constant=FloatLiteral)
 
 
 def go_problems(node: str, doc: Any, kind: GoType, path: str) -> list[Finding]:

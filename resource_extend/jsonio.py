@@ -96,67 +96,84 @@ def _plain_constant(name: str) -> float:
     return _CONSTANTS[name]
 
 
-class DecodeError(ValueError):
-    """json.JSONDecodeError's message and offset, without importing the json package to build one."""
-
-    def __init__(self, msg: str, pos: int) -> None:
-        super().__init__(f"{msg}: char {pos}")
-        self.msg = msg
-        self.pos = pos
-
-
 _WHITESPACE = " \t\n\r"
 
 
-def scanner(
-    parse_int: Callable[[str], Any] = int,
-    parse_float: Callable[[str], Any] = float,
-    parse_constant: Callable[[str], Any] | None = None,
-) -> Callable[[str], tuple[Any, int]]:
-    """A raw_decode: the first JSON value of a text (leading whitespace skipped) and where it ends.
+class _Reader:
+    """One reading of JSON text (its number and constant hooks), fast when the text is good.
 
-    Errors are ``DecodeError``, or the json package's ``JSONDecodeError`` that the C scanner raises for
-    malformed input past the first character (both carry ``msg`` and ``pos``), or ``RecursionError``.
+    The C scanner is the fast path, and only its success is trusted. How it fails is private to each
+    interpreter: on 3.10 and 3.11 its error path looks ``json.decoder`` up in ``sys.modules`` without
+    importing it, so with the json package not yet imported (every call of an executable) a truncated
+    text, a raw control character or a bad escape raise ``SystemError``; 3.13 reports a trailing comma
+    that older ones leave to the caller. So any failure of the fast path, whatever it raises, reads the
+    text again with the json package and its decoder configured the same way, and that decoder's error is
+    the answer: a ``ValueError`` (json's ``JSONDecodeError`` with ``msg`` and ``pos``, or a hook's own),
+    or ``RecursionError``. Importing json first also makes the C scanner raise its own errors correctly.
     """
-    # typeshed types the argument as a JSONDecoder; the C scanner reads only these attributes off it.
-    scan = make_scanner(_Options(parse_int, parse_float, parse_constant))  # type: ignore[arg-type]
 
-    def raw_decode(text: str) -> tuple[Any, int]:
+    __slots__ = ("options", "scan")
+
+    def __init__(
+        self,
+        parse_int: Callable[[str], Any] = int,
+        parse_float: Callable[[str], Any] = float,
+        parse_constant: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.options = _Options(parse_int, parse_float, parse_constant)
+        # typeshed types the argument as a JSONDecoder; the C scanner reads only these attributes off it.
+        self.scan = make_scanner(self.options)  # type: ignore[arg-type]
+
+    def read(self, text: str, whole: bool) -> Any:
+        """The first JSON value of ``text`` (leading whitespace skipped); with ``whole``, the only one."""
         start = len(text) - len(text.lstrip(_WHITESPACE))
         try:
-            return scan(text, start)
-        except StopIteration as stop:
-            raise DecodeError("Expecting value", stop.value) from None
+            value, end = self.scan(text, start)
+            if not whole or end == len(text) or not text[end:].strip(_WHITESPACE):
+                return value
+        except Exception:  # whatever the fast path raised, the json package answers
+            pass
+        return self._with_json_package(text, start, whole)
 
-    return raw_decode
+    def _with_json_package(self, text: str, start: int, whole: bool) -> Any:
+        import json  # only a text the fast path could not read pays for the package (and its ``re``)
+
+        options = self.options
+        decoder = json.JSONDecoder(
+            parse_int=options.parse_int, parse_float=options.parse_float, parse_constant=options.parse_constant
+        )
+        return decoder.decode(text) if whole else decoder.raw_decode(text, start)[0]
 
 
-_plain_scan = scanner()
+_PLAIN = _Reader()
 
 
 def loads(
     data: str | bytes, parse_float: Callable[[str], Any] = float, parse_constant: Callable[[str], Any] | None = None
 ) -> Any:
-    """``json.loads(data, parse_float=..., parse_constant=...)``, exactly.
+    """``json.loads(data, parse_float=..., parse_constant=...)``, exactly, except that a text nested too
+    deeply is a ``ValueError`` too: every error is one.
 
     UTF-8 text holding one value reads through the C scanner alone; anything else (another encoding, a BOM,
-    surrogates, malformed JSON) is handed to the json package itself, so its value or its error is json's.
+    malformed JSON, or a failure of the scanner itself) is handed to the json package, so its value or its
+    error is json's. (etcd's replies and the config's JSON read so; records and stdin read as Go reads
+    them: ``load_document``, ``loads_request``.)
     """
+    reader = _PLAIN if parse_float is float and parse_constant is None else _Reader(int, parse_float, parse_constant)
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        scan = (
-            _plain_scan
-            if parse_float is float and parse_constant is None
-            else scanner(int, parse_float, parse_constant)
-        )
-        value, end = scan(text)
-        if not text[end:].strip(_WHITESPACE):
+        start = len(text) - len(text.lstrip(_WHITESPACE))
+        value, end = reader.scan(text, start)
+        if end == len(text) or not text[end:].strip(_WHITESPACE):
             return value
-    except (ValueError, RecursionError):
+    except Exception:  # as in _Reader.read: only the fast path's success is trusted
         pass
     import json
 
-    return json.loads(data, parse_float=parse_float, parse_constant=parse_constant)
+    try:
+        return json.loads(data, parse_float=parse_float, parse_constant=parse_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _go_numbers(value: Any) -> Any:
@@ -177,24 +194,50 @@ def loads_request(data: bytes) -> dict[str, Any]:
     surrogate, as Go's decoder does (decision 11): no string a verb sees can fail to encode as UTF-8.
     """
     text = data.decode("utf-8", errors="replace")
-    stripped = text.lstrip(" \t\r\n")
+    stripped = text.lstrip(_WHITESPACE)
     if not stripped:
         raise PluginError("decode plugin input: EOF")
-    try:
-        value, _ = _request_scan(stripped)
-        if "\\ud" in stripped or "\\uD" in stripped:  # only a request that spells such an escape pays the walk
-            value = _replace_surrogates(value)
-    except RecursionError:
-        raise PluginError("decode plugin input: nested too deeply") from None
-    except ValueError as exc:
-        if hasattr(exc, "msg") and hasattr(exc, "pos"):  # DecodeError, or the C scanner's JSONDecodeError
-            raise PluginError(f"decode plugin input: {exc.msg} at offset {exc.pos}") from None
-        raise PluginError(f"decode plugin input: {exc}") from None  # e.g. more digits than Python converts
+    value = _go_value(_REQUEST, stripped, False, "decode plugin input")
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise PluginError(f"decode plugin input: json: cannot unmarshal {json_kind(value)} into a request object")
     return value
+
+
+def load_document(data: bytes) -> Any:
+    """Bytes stored by another writer or sent inside a request, read as Go's ``json.Unmarshal`` reads them
+    (decision 17): one JSON value in UTF-8 without a byte-order mark (so UTF-16 and UTF-32 are refused
+    too), no NaN or Infinity, nothing after it, a lone surrogate escape read as U+FFFD. Anything else is a
+    PluginError ``invalid JSON: …``, which the caller prefixes with where the bytes came from."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PluginError(f"invalid JSON: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    if text.startswith("\ufeff"):  # Go does not skip it; Python's json.loads of bytes would
+        raise PluginError("invalid JSON: starts with a UTF-8 byte-order mark")
+    return _go_value(_DOCUMENT, text, True, "invalid JSON")
+
+
+def _go_value(reader: _Reader, text: str, whole: bool, what: str) -> Any:
+    """``reader``'s value of ``text`` with lone surrogates as U+FFFD, or a PluginError ``<what>: <why>``."""
+    try:
+        value = reader.read(text, whole)
+        if "\\ud" in text or "\\uD" in text:  # only a text that spells such an escape pays the walk
+            value = _replace_surrogates(value)
+    except RecursionError:
+        raise PluginError(f"{what}: nested too deeply") from None
+    except ValueError as exc:
+        msg, pos = getattr(exc, "msg", None), getattr(exc, "pos", None)
+        if isinstance(msg, str) and isinstance(pos, int):  # json's JSONDecodeError
+            raise PluginError(f"{what}: {_message(msg)} at offset {pos}") from None
+        raise PluginError(f"{what}: {exc}") from None  # a hook's: NaN, more digits than Python converts
+    return value
+
+
+def _message(msg: str) -> str:
+    # json says "Invalid control character at" (its own text goes on ": line 1 column …").
+    return msg[:-3] if msg.endswith(" at") else msg
 
 
 def _replace_surrogates(value: Any) -> Any:
@@ -245,17 +288,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid number literal {name}")
 
 
-_request_scan = scanner(parse_int=_go_double_int, parse_constant=_reject_constant)
-
-
-def load_record(data: bytes) -> Any:
-    """A stored record's JSON document, or a PluginError saying why the bytes are not one."""
-    try:
-        return loads(data)
-    except ValueError as exc:  # also bytes that are not UTF-8, and integers too long to convert
-        raise PluginError(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise PluginError("invalid JSON: nested too deeply") from None
+_REQUEST = _Reader(parse_int=_go_double_int, parse_constant=_reject_constant)
+# Records are the reference's structs: integers are int64 fields, read exactly (and range-checked by the
+# record's readers), never through a double.
+_DOCUMENT = _Reader(parse_constant=_reject_constant)
 
 
 def dump_record(doc: Any) -> bytes:

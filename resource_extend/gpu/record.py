@@ -45,7 +45,7 @@ class GpuRecord:
 
     @classmethod
     def decode(cls, data: bytes) -> GpuRecord:
-        return cls.from_json(jsonio.load_record(data))
+        return cls.from_json(jsonio.load_document(data))
 
     def encode(self) -> bytes:
         return jsonio.dump_record(self.to_json())

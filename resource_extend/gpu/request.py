@@ -10,7 +10,8 @@ maps (``_Payloads``) and set-node-resource-capacity, whose cards follow rules of
 
 from __future__ import annotations
 
-from resource_extend import params
+from resource_extend import jsonio, params
+from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import GpuRecord
@@ -54,11 +55,12 @@ def _reported_gpus(info: JSONObject) -> ProdMap:
     if isinstance(entry, str):
         import base64  # only an add-node carrying the engine's report pays for these
         import binascii
-        import json
 
+        # Bytes from the engine, read as records are (as Go reads them): whatever does not read as a JSON
+        # document (not base64, not UTF-8, nested too deeply for the decoder) is ignored, as decision 2 says.
         try:
-            entry = json.loads(base64.b64decode(entry, validate=True))
-        except (binascii.Error, ValueError):
+            entry = jsonio.load_document(base64.b64decode(entry, validate=True))
+        except (binascii.Error, PluginError):
             return {}
     if not isinstance(entry, dict):
         return {}

@@ -133,7 +133,7 @@ class StorageRecord(Fields):
     @classmethod
     def decode(cls, data: bytes) -> StorageRecord:
         """A stored record; one without a capacity is refused, one without a usage gets a nothing-used one."""
-        record = cls.from_json(jsonio.load_record(data))
+        record = cls.from_json(jsonio.load_document(data))
         # No answer about a node can be given without its capacity, and no write would keep it (the
         # reference's "invalid capacity"): such a record was written by something else (decision 9).
         if record.capacity is None:

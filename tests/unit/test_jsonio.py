@@ -6,6 +6,12 @@ precision exactly as a float64 round trip does, and integers that no longer fit 
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +19,7 @@ from hypothesis import strategies as st
 from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
+from tests.support import ROOT
 
 
 def test_dumps_is_compact_and_escapes_like_go() -> None:
@@ -136,8 +143,9 @@ def test_request_errors_read_as_the_json_package_reported_them(text: str) -> Non
             value, _ = json.JSONDecoder(
                 parse_int=jsonio._go_double_int, parse_constant=jsonio._reject_constant
             ).raw_decode(stripped)
-        except json.JSONDecodeError as exc:
-            return f"decode plugin input: {exc.msg} at offset {exc.pos}"
+        except json.JSONDecodeError as exc:  # less the " at" some of json's messages end in
+            msg = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+            return f"decode plugin input: {msg} at offset {exc.pos}"
         except RecursionError:
             return "decode plugin input: nested too deeply"
         except ValueError as exc:
@@ -179,3 +187,161 @@ def test_integer_literal_of_1e21_or_more_is_not_an_integer() -> None:
 def test_integer_literal_beyond_float64_range_fails_decoding() -> None:
     with pytest.raises(PluginError, match="decode plugin input"):
         jsonio.loads_request(b'{"n": 1' + b"0" * 400 + b"}")
+
+
+# -- one decoding path: the C scanner's success, else the json package's answer ----------------------------
+
+# Texts the C scanner fails on in every way it can: truncated, a raw control character in a string, a bad
+# escape, a trailing comma (3.13 reports it itself, older ones leave it to the caller), nothing at all.
+MALFORMED = ['{"a":1', '{"a":"x\x01"}', '{"a":"\\q"}', "[1,]", '{"a":}', "", "\ufeff{}", "{} x"]
+
+
+def _answer(decode: Callable[[], object]) -> object:
+    try:
+        return ("ok", decode())
+    except (PluginError, ValueError) as exc:  # loads raises json's ValueError
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("text", [*MALFORMED, '{"a":[1,{"b":null}]}', " 3 "])
+@pytest.mark.parametrize("raised", [SystemError, KeyError, StopIteration(0), RecursionError])
+def test_any_failure_of_the_fast_path_is_answered_by_the_json_package(
+    monkeypatch: pytest.MonkeyPatch, text: str, raised: BaseException | type[BaseException]
+) -> None:
+    data = text.encode()
+    expected = [
+        _answer(lambda: jsonio.loads_request(data)),
+        _answer(lambda: jsonio.load_document(data)),
+        _answer(lambda: jsonio.loads(data)),
+    ]
+
+    def broken(text: str, start: int) -> tuple[object, int]:
+        raise raised
+
+    # Every reader's scanner fails, as the C scanner does on 3.10/3.11 without json.decoder imported.
+    for reader in (jsonio._PLAIN, jsonio._REQUEST, jsonio._DOCUMENT):
+        monkeypatch.setattr(reader, "scan", broken)
+    got = [
+        _answer(lambda: jsonio.loads_request(data)),
+        _answer(lambda: jsonio.load_document(data)),
+        _answer(lambda: jsonio.loads(data)),
+    ]
+    assert got == expected
+
+
+def test_loads_reads_nesting_too_deep_as_a_value_error() -> None:
+    # Its callers (etcd's replies, the config's JSON) catch ValueError: no other error may leave it.
+    with pytest.raises(ValueError, match="nested too deeply"):
+        jsonio.loads("[" * 100000 + "]" * 100000)
+
+
+# A fresh interpreter that has not imported json: what every call of an executable is. In-process tests
+# cannot see the bug this pins (pytest imported json long ago): the C scanner's error path on 3.10 and 3.11
+# raised SystemError there, which no caller caught.
+_FRESH = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from resource_extend import jsonio
+from resource_extend.errors import PluginError
+assert "json" not in sys.modules and "json.decoder" not in sys.modules, "json is imported already"
+texts = [t.encode() for t in sys.argv[2:]]
+for decode in (jsonio.loads_request, jsonio.load_document):
+    for data in texts:
+        try:
+            decode(data)
+            print("ok")
+        except PluginError as exc:
+            print("refused", exc)
+for data in texts:
+    try:
+        jsonio.loads(data)
+        print("ok")
+    except ValueError as exc:
+        print("ValueError")
+"""
+
+
+def _interpreters() -> list[str]:
+    """This interpreter and every other CPython 3.9+ on the machine (each runs the built executables)."""
+    found = {sys.executable}
+    found.update(filter(None, (shutil.which(f"python3.{minor}") for minor in range(9, 20))))
+    found.update(str(p) for p in Path.home().glob(".pyenv/versions/3.*/bin/python3"))
+    usable: dict[str, str] = {}  # one path per version
+    for path in sorted(found):
+        try:
+            done = subprocess.run(
+                [path, "-I", "-c", "import sys; print(sys.version_info >= (3, 9), sys.version)"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+        except OSError:
+            continue
+        usable.setdefault(done.stdout, path)
+    return sorted(path for output, path in usable.items() if output.startswith("True "))
+
+
+@pytest.mark.parametrize("python", _interpreters())
+def test_malformed_json_is_refused_cleanly_by_an_interpreter_without_json_imported(python: str) -> None:
+    done = subprocess.run(
+        [python, "-I", "-c", _FRESH, str(ROOT), *MALFORMED], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3 * len(MALFORMED)
+    stdin, records, loads = lines[: len(MALFORMED)], lines[len(MALFORMED) : -len(MALFORMED)], lines[-len(MALFORMED) :]
+    # The request reads only its first value: "{} x" is {}. Everything else is refused, saying where.
+    assert stdin[-1] == "ok" and all(line.startswith("refused decode plugin input: ") for line in stdin[:-1]), stdin
+    assert all(line.startswith("refused invalid JSON: ") for line in records), records
+    # loads is json.loads: it reads bytes after a BOM.
+    assert loads == ["ok" if "\ufeff" in text else "ValueError" for text in MALFORMED]
+    assert not any("SystemError" in line for line in lines)
+
+
+# -- records read as Go reads them (decision 17) ------------------------------------------------------------
+
+RECORD = '{"capacity":{"prod_count_map":{"a":1}},"usage":{"prod_count_map":{}}}'
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"\xef\xbb\xbf" + RECORD.encode(), "invalid JSON: starts with a UTF-8 byte-order mark"),
+        (RECORD.encode("utf-16"), "invalid JSON: not UTF-8 (byte 0xff at offset 0)"),
+        (RECORD.encode("utf-16-le"), "invalid JSON: Expecting property name enclosed in double quotes at offset 1"),
+        (RECORD.encode("utf-32"), "invalid JSON: not UTF-8 (byte 0xff at offset 0)"),
+        (RECORD.replace('"a"', '"a\xff"').encode("latin-1"), "invalid JSON: not UTF-8 (byte 0xff at offset 33)"),
+        (b'{"capacity":null,"x":NaN}', "invalid JSON: invalid number literal NaN"),
+        (RECORD.encode() + b"{}", "invalid JSON: Extra data at offset 69"),
+        (b"[" * 100000 + b"]" * 100000, "invalid JSON: nested too deeply"),
+    ],
+)
+def test_a_record_go_cannot_read_is_refused(data: bytes, why: str) -> None:
+    with pytest.raises(PluginError) as refused:
+        jsonio.load_document(data)
+    assert str(refused.value) == why
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
+def test_json_loads_would_read_the_encodings_go_refuses(encoding: str) -> None:
+    # Why records do not go through json.loads: it reads these bytes as the record.
+    import json
+
+    data = RECORD.encode(encoding)
+    assert json.loads(data) == json.loads(RECORD)
+    with pytest.raises(PluginError, match="invalid JSON"):
+        jsonio.load_document(data)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"a":"\\ud800"}', {"a": "\ufffd"}),
+        (b'{"\\udfff\\ud800":[1,"\\uDC80"]}', {"\ufffd\ufffd": [1, "\ufffd"]}),
+        (b'{"a":"\\ud83d\\ude00 \\\\ud800"}', {"a": "\U0001f600 \\ud800"}),
+    ],
+)
+def test_a_lone_surrogate_escape_in_a_record_reads_as_the_replacement_character(raw: bytes, expected: object) -> None:
+    doc = jsonio.load_document(raw)
+    assert doc == expected
+    assert jsonio.dump_record(doc).decode("utf-8")  # writable again: every string is UTF-8

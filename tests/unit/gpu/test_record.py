@@ -9,6 +9,7 @@ fails, the same with that fast path switched off."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -121,3 +122,23 @@ def test_gpu_record_decodes_alike_with_and_without_the_fast_path(doc: dict[str, 
         assert outcome(lambda: GpuRecord.from_json(doc)) == without_fast_path(
             monkeypatch, lambda: GpuRecord.from_json(doc)
         )
+
+
+@given(
+    st.dictionaries(st.text(st.characters(min_codepoint=0xD7FE, max_codepoint=0xE001), max_size=3), numbers),
+    st.dictionaries(st.text(max_size=2), numbers, max_size=2),
+)
+def test_stored_surrogate_escapes_read_alike_with_and_without_the_fast_path_and_stay_writable(
+    capacity: dict[str, Any], usage: dict[str, Any]
+) -> None:
+    # A lone surrogate escape in a stored product reads as U+FFFD (decision 17), so the node stays writable.
+    doc = {"capacity": {"prod_count_map": capacity}, "usage": {"prod_count_map": usage}}
+    data = json.dumps(doc).encode()  # ASCII: surrogates as \udxxx escapes
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast = outcome(lambda: GpuRecord.decode(data))
+        assert fast == without_fast_path(monkeypatch, lambda: GpuRecord.decode(data))
+    if isinstance(fast, tuple):  # refused for its numbers, never for its text
+        assert "UTF-8" not in fast[1] and "invalid JSON" not in fast[1]
+        return
+    assert not any("\ud800" <= char <= "\udfff" for char in json.dumps(fast, ensure_ascii=False))
+    assert GpuRecord.decode(data).encode().decode("utf-8")

@@ -9,6 +9,7 @@ fails, the same with that fast path switched off."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -432,3 +433,34 @@ def test_a_float_quota_still_reads_as_go_reads_it_and_a_bool_is_still_refused() 
     assert tuple(record.capacity.disks[0].quota) == (3, 1, 2, 4)
     with pytest.raises(PluginError, match="cannot unmarshal bool"):
         StorageRecord.from_json({"capacity": {"disks": [{**disk, "read_IOPS": True}]}})
+
+
+# A lone surrogate escape in a stored string reads as U+FFFD (decision 17), before either decoder runs.
+surrogate_devices = st.builds(
+    lambda a, b: f"/data{a}{b}",
+    st.text(st.characters(min_codepoint=0xD7FE, max_codepoint=0xE001), max_size=3),
+    st.sampled_from(["", "0", "\U0001f600"]),
+)
+surrogate_disks = st.fixed_dictionaries(
+    {"device": surrogate_devices, "mounts": st.none() | st.lists(surrogate_devices, max_size=2)}
+    | {name: plain for name in ("read_IOPS", "write_IOPS", "read_bps", "write_bps")}
+)
+surrogate_sides = st.fixed_dictionaries(
+    {"volumes": st.none() | st.dictionaries(surrogate_devices, plain, max_size=3),
+     "disks": st.none() | st.lists(surrogate_disks, max_size=2), "storage": plain}
+)  # fmt: skip
+
+
+@given(surrogate_sides, surrogate_sides)
+def test_stored_surrogate_escapes_read_alike_with_and_without_the_fast_path_and_stay_writable(
+    capacity: dict[str, Any], usage: dict[str, Any]
+) -> None:
+    data = json.dumps({"capacity": capacity, "usage": usage}).encode()  # ASCII: surrogates as \udxxx escapes
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast = outcome(lambda: StorageRecord.decode(data))
+        assert fast == without_fast_path(monkeypatch, lambda: StorageRecord.decode(data))
+    if isinstance(fast, tuple):  # refused for its values (usage above capacity, say), never for its text
+        assert "UTF-8" not in fast[1] and "invalid JSON" not in fast[1]
+        return
+    assert not any("\ud800" <= char <= "\udfff" for char in json.dumps(fast, ensure_ascii=False))
+    assert StorageRecord.decode(data).encode().decode("utf-8")  # a write stores valid UTF-8
