@@ -20,7 +20,7 @@ from typing import Any, Callable
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.kv import Entry, key_range, single
+from resource_extend.etcd.kv import Entry, prefix_end, single
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
@@ -50,6 +50,17 @@ _TRANSIENT_CODES = (
 _NOT_CONNECTED = "failed to connect to all addresses"
 # Transient failures that say the request was not applied; only after these is a guarded write sent again.
 _NOT_APPLIED = (_NOT_CONNECTED, "etcdserver: no leader", "etcdserver: too many requests", "etcdserver: not capable")
+# etcd's own refusals of a request (rpctypes: a failed check, a bad request, no permission): not applied.
+_REFUSALS = (
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.UNIMPLEMENTED,
+)
 # "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:2379: Connection refused"
 _CONNECT_DETAIL = re.compile(r"last error: [A-Z_]+: (?:ipv4|ipv6|unix|dns):\S+: (.+)$")
 
@@ -96,19 +107,23 @@ class GrpcKV:
     def get(self, key: str) -> Entry | None:
         return single(key, _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode()))))
 
-    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
-        key, end = key_range(prefix, span)
-        return _entries(self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end)))
+    def scan(self, prefix: str) -> list[Entry]:
+        raw = prefix.encode()
+        return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))
 
-    def scans(self, prefix: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
-        # gRPC reads are cheap for etcd to encode (no JSON gateway): one after the other, all at the first
-        # one's revision, so the spans are one consistent read, as a single range is.
+    def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
+        # As GatewayKV.reads: a read-only transaction of point ranges per chunk, all at the first one's
+        # revision. One after the other: gRPC answers are cheap for etcd to encode (no JSON gateway).
         revision = 0
-        for span in spans:
-            key, end = key_range(prefix, span)
-            reply = self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end, revision=revision))
+        for keys in chunks:
+            ops = [
+                etcdrpc.RequestOp(request_range=etcdrpc.RangeRequest(key=_raw(key), revision=revision)) for key in keys
+            ]
+            reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
             revision = revision or reply.header.revision
-            yield _entries(reply)
+            if len(reply.responses) != len(keys):
+                raise StoreUnavailable(f"etcd unavailable: {len(keys)} ranges asked, {len(reply.responses)} answered")
+            yield [single(key, _entries(r.response_range)) for key, r in zip(keys, reply.responses)]
 
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
@@ -119,7 +134,7 @@ class GrpcKV:
             key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
         )
         put = etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value))
-        reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]))
+        reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]), guarded=True)
         return bool(reply.succeeded)
 
     def delete(self, key: str) -> None:
@@ -132,7 +147,9 @@ class GrpcKV:
 
     # -- transport ----------------------------------------------------------------------------------
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: str, request: Any, guarded: bool = False) -> Any:
+        """``method`` on the first endpoint that answers. ``guarded`` (a guarded write): once etcd may have
+        the request, any failure but etcd's own refusal is an ``AmbiguousWrite``, never a second send."""
         policy = self._policy
         policy.start()
         failures: list[str] = []
@@ -157,6 +174,12 @@ class GrpcKV:
                 return self._invoke(link, method, request)
             except grpc.RpcError as exc:
                 details = exc.details() or ""
+                if guarded and exc.code() not in _REFUSALS + _TRANSIENT_CODES:
+                    # Cut short, reset, garbled (INTERNAL, UNKNOWN, CANCELLED…): etcd may have applied it.
+                    failures.append(f"{link.endpoint.url}: {_reason(exc)}")
+                    self.close()
+                    policy.grace()
+                    raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}") from None
                 if exc.code() not in _TRANSIENT_CODES:
                     raise StoreUnavailable(f"etcd {link.endpoint.url} {method}: {_detail(exc)}") from None
                 failures.append(f"{link.endpoint.url}: {_reason(exc)}")
@@ -170,8 +193,8 @@ class GrpcKV:
             # change twice.
             policy.rotate(link.endpoint)
             attempts += 1
-            applied_maybe = method == "Txn" and not any(text in details for text in _NOT_APPLIED)
-            if applied_maybe:
+            if guarded and not any(text in details for text in _NOT_APPLIED):
+                policy.grace()
                 raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}")
             if attempts >= REQUEST_ATTEMPTS or policy.left() <= 0:
                 raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
@@ -255,6 +278,10 @@ class GrpcKV:
             link.channel.close()
             raise Unanswered(_reason(exc)) from None
         return link
+
+
+def _raw(key: str) -> bytes:
+    return key.encode("utf-8", "surrogatepass")
 
 
 def _close(link: _Link) -> None:

@@ -35,13 +35,16 @@ class Entry(Fields):
 class KV(Protocol):
     def get(self, key: str) -> Entry | None: ...
 
-    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
-        """Every key under ``prefix``; with ``span`` = (first, last), only those from first to last inclusive."""
+    def scan(self, prefix: str) -> list[Entry]:
+        """Every key under ``prefix``."""
         ...
 
-    def scans(self, prefix: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
-        """``scan(prefix, span)`` for each span in turn, each list as soon as it is read. A caller that
-        decodes one while the next is read overlaps its work with etcd's; spans should not overlap."""
+    def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
+        """``get(key)`` of every key, one chunk at a time (one read-only transaction each, so at most
+        etcd's ``--max-txn-ops``, 128 by default), each chunk's list as soon as it is read, in its keys'
+        order; all at the first chunk's revision, one consistent read. Only the keys asked for are read,
+        however many others lie between them. A caller that decodes one chunk while the next is read
+        overlaps its work with etcd's."""
         ...
 
     def put(self, key: str, value: bytes) -> None: ...
@@ -58,18 +61,6 @@ def single(key: str, entries: list[Entry]) -> Entry | None:
     if len(entries) > 1:
         raise PluginError(f"key: {key}: bad `Count` value, entity count invalid")
     return entries[0] if entries else None
-
-
-def key_range(prefix: str, span: tuple[str, str] | None) -> tuple[bytes, bytes]:
-    """etcd's (key, range_end) for a scan: the whole prefix, or only the keys from ``span[0]`` to ``span[1]``.
-
-    etcd orders keys by their bytes, which for UTF-8 is code point order, so a caller may pick the span's
-    ends with ``min``/``max`` over ``str`` keys. Lone surrogates keep that order through surrogatepass.
-    """
-    if span is None:
-        raw = prefix.encode()
-        return raw, prefix_end(raw)
-    return span[0].encode("utf-8", "surrogatepass"), span[1].encode("utf-8", "surrogatepass") + b"\0"
 
 
 def prefix_end(prefix: bytes) -> bytes:
