@@ -120,18 +120,26 @@ def test_a_read_whose_answers_are_all_spoiled_fails_clean_naming_the_endpoint(
         assert "bad reply" in line
 
 
+# A bulk read of 2 nodes is one transaction of point reads; of 12, a transaction counting their span and
+# then (the span holding no other key) one range read, pipelined on the counting's connection.
+BULK = [(2, "/v3/kv/txn"), (12, "/v3/kv/txn"), (12, "/v3/kv/range")]
+
+
+@pytest.mark.parametrize(("nodes", "path"), BULK)
 @pytest.mark.parametrize("fault", SPOILING)
-def test_a_bulk_read_whose_first_answer_is_spoiled_is_read_again(
-    fault: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
+def test_a_bulk_read_whose_answer_is_spoiled_once_is_read_again(
+    fault: str, nodes: int, path: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
 ) -> None:
-    for node in ("n1", "n2"):
+    names = [f"n{i:02}" for i in range(nodes)]
+    for node in names:
         etcd.put(f"{prefix}/resource/gpu/{node}", json.dumps(SEED["gpu"]))
-    path = work(tmp_path, "gpu", proxy, prefix)
-    proxy.rules.append(Rule(fault, "/v3/kv/txn", holding=b"request_range", times=1))
-    out = timed(path, "gpu", "get-nodes-resource-info", {"nodenames": ["n1", "n2"]})
+    work_dir = work(tmp_path, "gpu", proxy, prefix)
+    proxy.rules.append(Rule(fault, path, times=1))
+    out = timed(work_dir, "gpu", "get-nodes-resource-info", {"nodenames": names})
     assert out.status == 0, out
+    assert proxy.spoiled == [fault]
     infos = json.loads(out.stdout)["node_resource_info_map"]
-    assert [infos[node]["capacity"] for node in ("n1", "n2")] == [SEED["gpu"]["capacity"]] * 2
+    assert [infos[node]["capacity"] for node in names] == [SEED["gpu"]["capacity"]] * nodes
 
 
 # -- one deadline for the whole call ----------------------------------------------------------------
@@ -143,6 +151,7 @@ def test_a_bulk_read_whose_first_answer_is_spoiled_is_read_again(
     [
         ("get-node-resource-info", {"nodename": "n1"}, "/v3/kv/range"),
         ("get-nodes-resource-info", {"nodenames": ["n1", "n2"]}, "/v3/kv/txn"),
+        ("get-nodes-resource-info", {"nodenames": [f"n{i}" for i in range(12)]}, "/v3/kv/range"),
     ],
 )
 def test_a_slow_answer_never_outlasts_the_total_timeout(
@@ -159,18 +168,19 @@ def test_a_slow_answer_never_outlasts_the_total_timeout(
 # -- sparse bulk reads -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("wanted", [["a", "z"], [*(f"a{i}" for i in range(6)), *(f"z{i}" for i in range(6))]])
 def test_a_sparse_bulk_read_fetches_the_wanted_records_not_those_between(
-    tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
+    wanted: list[str], tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
 ) -> None:
     directory = f"{prefix}/resource/gpu/"
-    etcd.put(directory + "a", json.dumps(SEED["gpu"]))
-    etcd.put(directory + "z", json.dumps(SEED["gpu"]))
+    for node in wanted:
+        etcd.put(directory + node, json.dumps(SEED["gpu"]))
     filler = json.dumps({**SEED["gpu"], "pad": "x" * 100_000})
-    for i in range(100):  # 10 MB of other nodes' records between the two wanted ones
+    for i in range(100):  # 10 MB of other nodes' records between the wanted ones
         etcd.put(directory + f"m{i:03}", filler)
     path = work(tmp_path, "gpu", proxy, prefix)
-    out = timed(path, "gpu", "get-nodes-resource-info", {"nodenames": ["a", "z"]})
+    out = timed(path, "gpu", "get-nodes-resource-info", {"nodenames": wanted})
     assert out.status == 0, out
     infos = json.loads(out.stdout)["node_resource_info_map"]
-    assert [infos[node]["capacity"] for node in ("a", "z")] == [SEED["gpu"]["capacity"]] * 2
-    assert proxy.sent < 20_000  # two small records and their headers, not the 10 MB between them
+    assert [infos[node]["capacity"] for node in wanted] == [SEED["gpu"]["capacity"]] * len(wanted)
+    assert proxy.sent < 30_000  # the wanted records and their headers, not the 10 MB between them

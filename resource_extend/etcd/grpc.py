@@ -20,7 +20,7 @@ from typing import Any, Callable
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.kv import Entry, prefix_end, single
+from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
@@ -112,18 +112,38 @@ class GrpcKV:
         return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))
 
     def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
-        # As GatewayKV.reads: a read-only transaction of point ranges per chunk, all at the first one's
-        # revision. One after the other: gRPC answers are cheap for etcd to encode (no JSON gateway).
-        revision = 0
-        for keys in chunks:
-            ops = [
-                etcdrpc.RequestOp(request_range=etcdrpc.RangeRequest(key=_raw(key), revision=revision)) for key in keys
-            ]
+        # kv.dense's plan, as GatewayKV.reads: count each chunk's span, then read it as one range or by point
+        # reads, all at the counting's revision. One after the other: gRPC answers are cheap for etcd to
+        # encode (no JSON gateway).
+        if not chunks:
+            return
+        if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
+            yield self._points(chunks[0], 0)
+            return
+        revision, counts = 0, []
+        for at in range(0, len(chunks), CHUNK_KEYS):  # one counting transaction up to 16384 keys
+            group = chunks[at : at + CHUNK_KEYS]
+            ops = [_op(etcdrpc.RangeRequest(key=key, range_end=end, count_only=True, revision=revision))
+                   for key, end in map(span, group)]  # fmt: skip
             reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
             revision = revision or reply.header.revision
-            if len(reply.responses) != len(keys):
-                raise StoreUnavailable(f"etcd unavailable: {len(keys)} ranges asked, {len(reply.responses)} answered")
-            yield [single(key, _entries(r.response_range)) for key, r in zip(keys, reply.responses)]
+            counts += [r.response_range.count for r in _responses(reply, len(ops))]
+        for keys, count in zip(chunks, counts):
+            if not dense(count, len(keys)):
+                yield self._points(keys, revision)
+                continue
+            key, end = span(keys)
+            found = {
+                kv.key: kv
+                for kv in self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end, revision=revision)).kvs
+            }
+            yield [None if (kv := found.get(raw(k))) is None else _entry(kv) for k in keys]
+
+    def _points(self, keys: list[str], revision: int) -> list[Entry | None]:
+        """Point reads of ``keys`` in one read-only transaction, at ``revision`` (0: the latest)."""
+        ops = [_op(etcdrpc.RangeRequest(key=raw(key), revision=revision)) for key in keys]
+        reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
+        return [single(key, _entries(r.response_range)) for key, r in zip(keys, _responses(reply, len(ops)))]
 
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
@@ -280,8 +300,14 @@ class GrpcKV:
         return link
 
 
-def _raw(key: str) -> bytes:
-    return key.encode("utf-8", "surrogatepass")
+def _op(request: Any) -> Any:
+    return etcdrpc.RequestOp(request_range=request)
+
+
+def _responses(reply: Any, asked: int) -> Any:
+    if len(reply.responses) != asked:
+        raise StoreUnavailable(f"etcd: bad reply: {asked} ranges asked, {len(reply.responses)} answered")
+    return reply.responses
 
 
 def _close(link: _Link) -> None:
@@ -289,10 +315,11 @@ def _close(link: _Link) -> None:
 
 
 def _entries(reply: Any) -> list[Entry]:
-    return [
-        Entry(key=kv.key.decode("utf-8", errors="replace"), value=bytes(kv.value), mod_revision=int(kv.mod_revision))
-        for kv in reply.kvs
-    ]
+    return [_entry(kv) for kv in reply.kvs]
+
+
+def _entry(kv: Any) -> Entry:
+    return Entry(key=kv.key.decode("utf-8", errors="replace"), value=bytes(kv.value), mod_revision=int(kv.mod_revision))
 
 
 def _read(path: str, setting: str) -> bytes:
