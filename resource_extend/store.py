@@ -12,6 +12,7 @@ name no operator could have meant is refused before any write.
 from __future__ import annotations
 
 from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.etcd import kv
 from resource_extend.etcd.policy import backoff
 
 # ``typing`` and ``dataclasses`` are not imported on the call path: the generics below exist for the
@@ -87,11 +88,6 @@ def check_node_name(node: str) -> None:
         raise PluginError(f"node name {node!r} holds the control character {found!r}")
 
 
-# Wanted keys per range read of a bulk read (see get_many). Measured over 1000 storage records: one read
-# of all ~30 ms to read and decode, spans of 500 ~26, 256 ~23, 128 ~22, 64 ~22.
-SPAN_KEYS = 128
-
-
 class NodeStore(Generic[R]):
     __slots__ = ("_dir", "_kv", "_record")
 
@@ -130,38 +126,33 @@ class NodeStore(Generic[R]):
         if len(wanted) == 1:
             entry = self._kv.get(self.key(wanted[0]))
             return {wanted[0]: self._decode_or_empty(None if entry is None else entry.value)}
-        # Range reads indexed by the whole key (decision 10: the reference's last-segment index let "rack7/n1"
-        # answer for "n1"); only wanted records are decoded. Each read runs from one wanted key to another,
-        # not over the whole directory (a pod's nodes in a cluster of many pods are a part), SPAN_KEYS
-        # wanted keys at a time: the transport reads the next span while this decodes the last.
-        by_key = {self.key(node): node for node in wanted if "\ufffd" not in node}
+        # Reads of the whole keys (decision 10: the reference's last-segment index let "rack7/n1" answer for
+        # "n1"), in chunks of keys in etcd's order, each read as its span or as point reads (kv.dense):
+        # never the directory, nor many records between two wanted keys. The transport reads the next
+        # chunk while this decodes the last.
+        by_key = {self.key(node): node for node in wanted}
         ordered = sorted(by_key)  # code point order is etcd's byte order for UTF-8 keys
-        spans = [(ordered[i], ordered[min(i + SPAN_KEYS, len(ordered)) - 1]) for i in range(0, len(ordered), SPAN_KEYS)]
+        chunks = [ordered[i : i + kv.CHUNK_KEYS] for i in range(0, len(ordered), kv.CHUNK_KEYS)]
         decoded: dict[str, R] = {}
-        for entries in self._kv.scans(self._dir, spans):
-            for entry in entries:
-                node = by_key.get(entry.key)
-                if node is not None:
-                    decoded[node] = self._decode_or_empty(entry.value)
-        result = {}
-        for node in wanted:
-            if node in decoded:
-                result[node] = decoded[node]
-            elif "\ufffd" in node:
-                # Scanned keys that are not UTF-8 were decoded with U+FFFD: ask for the exact key instead.
-                entry = self._kv.get(self.key(node))
-                result[node] = self._decode_or_empty(None if entry is None else entry.value)
-            else:
-                result[node] = self._decode_or_empty(None)
-        return result
+        for chunk, entries in zip(chunks, self._kv.reads(chunks)):
+            for key, entry in zip(chunk, entries):
+                decoded[by_key[key]] = self._decode_or_empty(None if entry is None else entry.value)
+        return {node: decoded[node] for node in wanted}
 
     def create(self, node: str, record: R) -> R:
         """Write a new record; fails with ``node already exists`` when any record is there."""
         check_node_name(node)
         stored, data = self._storable(node, record)
-        if not self._put_if(self.key(node), data, 0):
-            raise PluginError(f"node already exists: {node}")
-        return stored
+        key = self.key(node)
+        for attempt in range(MAX_ATTEMPTS):
+            if self._put_if(key, data, 0):
+                return stored
+            # Refused: the key exists, unless this was an ambiguous write that did not land (and the key
+            # is still absent): then it is sent again, as update does.
+            if self._kv.get(key) is not None:
+                raise PluginError(f"node already exists: {node}")
+            backoff(attempt)
+        raise Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
 
     def put(self, node: str, record: R) -> R:
         """Overwrite unconditionally: for writes that do not depend on what was stored (even unreadable)."""
@@ -202,7 +193,7 @@ class NodeStore(Generic[R]):
         return stored, data
 
     def _put_if(self, key: str, data: bytes, mod_revision: int) -> bool:
-        """A guarded write; when its answer was lost, whether it landed is read back from etcd.
+        """A guarded write; when its answer was lost or unreadable, whether it landed is read back from etcd.
 
         It landed if the key now holds exactly these bytes at a newer revision. (Another writer writing
         the very same bytes in between is indistinguishable, and harmless for absolute values.)

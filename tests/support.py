@@ -41,6 +41,33 @@ SEED: dict[str, dict[str, Any]] = {
         "usage": {"volumes": {}, "disks": [], "storage": 0},
     },
 }
+# Per plugin: one increment of usage (set-node-resource-usage), and how to read the total back.
+INCREMENT = {
+    "gpu": {
+        "nodename": "n1",
+        "resource": {"prod_count_map": {"nvidia-3090": 1}},
+        "resource_request": None,
+        "workloads_resource": None,
+        "delta": True,
+        "incr": True,
+    },
+    "storage": {
+        "nodename": "n1",
+        "resource": {"storage": 1},
+        "resource_request": None,
+        "workloads_resource": None,
+        "delta": True,
+        "incr": True,
+    },
+}
+
+
+def used(plugin: str, record: dict[str, Any]) -> int:
+    if plugin == "gpu":
+        return int(sum((record["usage"]["prod_count_map"] or {}).values()))
+    return int(record["usage"]["storage"])
+
+
 # The verbs that read or write the store (both plugins have the same verb names).
 STORE_VERBS = [v.name for v in GPU_PLUGIN.verbs if v.name not in ("get-metrics-description", "calculate-remap")]
 

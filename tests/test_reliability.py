@@ -19,6 +19,7 @@ import pytest
 from resource_extend_dev.conformance import Outcome, run_plugin
 from resource_extend_dev.devetcd import DevCluster, DevEtcd, free_port
 from tests.support import (
+    INCREMENT,
     PASSWORD,
     PLUGINS,
     SEED,
@@ -29,34 +30,8 @@ from tests.support import (
     plugin_dir,
     race,
     sides,
+    used,
 )
-
-# Per plugin: a record with room for 100 increments, one increment of usage, and how to read the total back.
-INCREMENT = {
-    "gpu": {
-        "nodename": "n1",
-        "resource": {"prod_count_map": {"nvidia-3090": 1}},
-        "resource_request": None,
-        "workloads_resource": None,
-        "delta": True,
-        "incr": True,
-    },
-    "storage": {
-        "nodename": "n1",
-        "resource": {"storage": 1},
-        "resource_request": None,
-        "workloads_resource": None,
-        "delta": True,
-        "incr": True,
-    },
-}
-
-
-def used(plugin: str, record: dict[str, Any]) -> int:
-    if plugin == "gpu":
-        return int(sum((record["usage"]["prod_count_map"] or {}).values()))
-    return int(record["usage"]["storage"])
-
 
 # A request every store verb accepts and that reaches the store.
 ANY_REQUEST = {

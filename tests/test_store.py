@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from resource_extend import etcd as transports
-from resource_extend import store as store_module
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.etcd import kv as kv_module
 from resource_extend.etcd.connection import Connection
 from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.etcd.kv import Entry, prefix_end
@@ -66,53 +66,56 @@ def test_get_many_returns_each_distinct_node_in_request_order(etcd: DevEtcd, pre
     assert store.get_many([]) == {}
 
 
-def test_get_many_reads_only_the_span_of_wanted_keys_and_finds_every_one(
-    etcd: DevEtcd, prefix: str, transport: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("between", [1, 40])
+def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_reads(
+    etcd: DevEtcd, prefix: str, transport: str, between: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = store_for(etcd, prefix, transport)
-    # Names around the span's edges: one a prefix of another, non-ASCII above and below the wanted ones.
-    everyone = ["a", "n1", "n10", "n1/x", "n2", "ñ", "z", "\u4e00"]
-    for count, node in enumerate(everyone, start=1):
-        store.put(node, GpuRecord({"x": count}, {}))
-    wanted = ["n10", "ñ", "n1", "ghost", "n2"]
-    kv = store._kv
-    scanned: list[str] = []
-    real_scans = kv.scans
+    # Names a span or prefix read would also find: one a prefix of another, non-ASCII around the wanted
+    # ones, and `between` others: 1, and the chunk is read as its span; 40, by point reads (kv.dense).
+    others = ["a", "n1/x", "z", "\u4e00", *[f"o{i:02}" for i in range(between)]]
+    wanted = ["n10", "ñ", "n1", "ghost", "n2", "n\ufffd", *[f"w{i}" for i in range(10)]]
+    for count, node in enumerate([*others, *wanted], start=1):
+        if node not in ("ghost", "n\ufffd"):
+            store.put(node, GpuRecord({"x": count}, {}))
+    # A key that is not UTF-8 between them reads as "n\ufffd", and must not answer for that name.
+    etcd.call("/v3/kv/put", {"key": _b64bytes(f"{prefix}/resource/gpu/n\xff".encode("latin-1")),
+                             "value": _b64(json.dumps(SEED_GPU))})  # fmt: skip
+    plans: list[bool] = []
+    real_dense = kv_module.dense
 
-    def recording_scans(prefix_: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
-        for entries in real_scans(prefix_, spans):
-            scanned.extend(entry.key for entry in entries)
-            yield entries
+    def planned(count: int, asked: int) -> bool:
+        plans.append(real_dense(count, asked))
+        return plans[-1]
 
-    monkeypatch.setattr(kv, "scans", recording_scans)
+    monkeypatch.setattr(f"resource_extend.etcd.{transport}.dense", planned)
     got = store.get_many(wanted)
+    assert plans == [between == 1]
+    stored = {node: count for count, node in enumerate([*others, *wanted], start=1)}
     assert {node: record.capacity for node, record in got.items()} == {
-        "n10": {"x": 3}, "ñ": {"x": 6}, "n1": {"x": 2}, "ghost": {}, "n2": {"x": 5}
-    }  # fmt: skip
-    # From the first wanted key ("ghost") to the last ("ñ", above "z" in code point and byte order): "a"
-    # and the CJK name lie outside, "z" inside is read and ignored.
-    assert [key.rsplit("/gpu/", 1)[1] for key in scanned] == ["n1", "n1/x", "n10", "n2", "z", "ñ"]
+        node: {} if node in ("ghost", "n\ufffd") else {"x": stored[node]} for node in wanted
+    }
 
 
-def test_get_many_over_many_spans_finds_what_single_reads_find(
+def test_get_many_over_many_chunks_finds_what_single_reads_find(
     etcd: DevEtcd, prefix: str, transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "SPAN_KEYS", 7)  # many spans from a few dozen nodes
+    monkeypatch.setattr(kv_module, "CHUNK_KEYS", 7)  # many chunks from a few dozen nodes
     store = store_for(etcd, prefix, transport)
     everyone = [f"n{i}" for i in range(60)] + ["n5/x", "ñ", "\u4e00"]
     for count, node in enumerate(everyone, start=1):
         store.put(node, GpuRecord({"x": count}, {}))
     wanted = [*random.Random(7).sample(everyone, 45), "ghost", "n50", "zz"]
-    spans: list[int] = []
-    real_scans = store._kv.scans
+    chunks: list[int] = []
+    real_reads = store._kv.reads
 
-    def counting_scans(prefix_: str, given: list[tuple[str, str]]) -> Iterator[list[Entry]]:
-        spans.append(len(given))
-        return real_scans(prefix_, given)
+    def counting_reads(given: list[list[str]]) -> Iterator[list[Entry | None]]:
+        chunks.append(len(given))
+        return real_reads(given)
 
-    monkeypatch.setattr(store._kv, "scans", counting_scans)
+    monkeypatch.setattr(store._kv, "reads", counting_reads)
     got = store.get_many(wanted)
-    assert spans == [7]  # 47 distinct wanted keys, 7 per span
+    assert chunks == [7]  # 47 distinct wanted keys, 7 per chunk
     assert list(got) == list(dict.fromkeys(wanted))
     for node, record in got.items():
         assert record == store.get_or_empty(node), node
@@ -141,7 +144,7 @@ class UnreadablePipeline(GatewayKV):
             sends.append(len(requests))
             if len(requests) > 1:  # the pipeline: spoil its second request, or lose the connection after it
                 if spoil == "answer":
-                    requests = [requests[0], ("/v3/kv/range", b'{"key": 12}'), *requests[2:]]
+                    requests = [requests[0], ("/v3/kv/txn", b'{"success": 12}'), *requests[2:]]
                 real_send(requests, token, timeout)
                 if spoil == "connection":
                     conn.close()
@@ -152,40 +155,43 @@ class UnreadablePipeline(GatewayKV):
         return conn, early
 
 
+def chunks_of(directory: str, names: list[str], size: int) -> list[list[str]]:
+    return [[directory + name for name in names[i : i + size]] for i in range(0, len(names), size)]
+
+
 @pytest.mark.parametrize("spoil", ["answer", "connection"])
 def test_a_pipelined_read_that_fails_is_read_again_the_usual_way(etcd: DevEtcd, prefix: str, spoil: str) -> None:
     writer = store_for(etcd, prefix)
     for i in range(12):
         writer.put(f"n{i:02}", GpuRecord({"x": i + 1}, {}))
     kv = UnreadablePipeline(EtcdConfig(machines=(etcd.url,), prefix=prefix), spoil)
-    spans = [(f"{prefix}/resource/gpu/n{i:02}", f"{prefix}/resource/gpu/n{i + 2:02}") for i in range(0, 12, 3)]
-    read = [[entry.key[-3:] for entry in entries] for entries in kv.scans(f"{prefix}/resource/gpu/", spans)]
+    chunks = chunks_of(f"{prefix}/resource/gpu/", [f"n{i:02}" for i in range(12)], 3)
+    read = [[entry.key[-3:] for entry in entries if entry] for entries in kv.reads(chunks)]
     assert read == [[f"n{j:02}" for j in range(i, i + 3)] for i in range(0, 12, 3)]
-    assert kv.sends[:2] == [1, 3]  # the first span alone, then the other three in one write
+    assert kv.sends[:2] == [1, 4]  # the counting alone, then the four reads in one write
     assert kv.get(f"{prefix}/resource/gpu/n05") is not None  # and the connection serves what comes next
 
 
 @pytest.mark.parametrize("how", ["gateway", "grpc", "gateway, pipeline lost"])
-def test_spans_are_read_at_the_first_ones_revision(etcd: DevEtcd, prefix: str, how: str) -> None:
+def test_chunks_are_read_at_the_first_ones_revision(etcd: DevEtcd, prefix: str, how: str) -> None:
     writer = store_for(etcd, prefix)
     for i in range(6):
         writer.put(f"n{i}", GpuRecord({"x": 1}, {}))
     config = EtcdConfig(machines=(etcd.url,), prefix=prefix, transport=how.split(",")[0])
     kv = UnreadablePipeline(config, "connection") if "lost" in how else transports.open(config)
-    directory = f"{prefix}/resource/gpu/"
-    reading = kv.scans(directory, [(directory + f"n{i}", directory + f"n{i + 1}") for i in range(0, 6, 2)])
+    reading = kv.reads(chunks_of(f"{prefix}/resource/gpu/", [f"n{i}" for i in range(6)], 2))
     next(reading)
-    writer.put("n5", GpuRecord({"x": 2}, {}))  # lands after the first span was read
+    writer.put("n5", GpuRecord({"x": 2}, {}))  # lands after the first chunk was read
     last = list(reading)[-1][-1]
-    assert json.loads(last.value)["capacity"]["prod_count_map"] == {"x": 1}
+    assert last is not None and json.loads(last.value)["capacity"]["prod_count_map"] == {"x": 1}
     assert writer.get("n5").capacity == {"x": 2}
 
 
 @pytest.mark.parametrize("cluster", ["tls", "auth"])
-def test_pipelined_spans_carry_tls_and_the_auth_token(
+def test_pipelined_chunks_carry_tls_and_the_auth_token(
     cluster: str, tls_etcd: tuple[DevEtcd, dict[str, str]], auth_etcd: DevEtcd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "SPAN_KEYS", 5)
+    monkeypatch.setattr(kv_module, "CHUNK_KEYS", 5)
     if cluster == "tls":
         server, files = tls_etcd
         config = EtcdConfig(
@@ -200,17 +206,17 @@ def test_pipelined_spans_carry_tls_and_the_auth_token(
     kv.sends.clear()
     got = store.get_many([f"n{i:02}" for i in range(23)])
     assert [record.capacity for record in got.values()] == [{"x": i + 1} for i in range(23)]
-    assert kv.sends == [1, 4]  # the first span, then the other four pipelined
+    assert kv.sends == [1, 5]  # the counting, then the five reads pipelined
 
 
-def test_a_caller_that_stops_reading_spans_early_leaves_no_answer_behind(etcd: DevEtcd, prefix: str) -> None:
+def test_a_caller_that_stops_reading_chunks_early_leaves_no_answer_behind(etcd: DevEtcd, prefix: str) -> None:
     writer = store_for(etcd, prefix)
     for i in range(6):
         writer.put(f"n{i}", GpuRecord({"x": i + 1}, {}))
     kv = GatewayKV(EtcdConfig(machines=(etcd.url,), prefix=prefix))
     directory = f"{prefix}/resource/gpu/"
-    reading = kv.scans(directory, [(directory + f"n{i}", directory + f"n{i}") for i in range(6)])
-    assert [entry.key for entry in next(reading)] == [directory + "n0"]
+    reading = kv.reads(chunks_of(directory, [f"n{i}" for i in range(6)], 1))
+    assert [entry.key for entry in next(reading) if entry] == [directory + "n0"]
     reading.close()  # five answers were still due on the connection
     entry = kv.get(directory + "n4")
     assert entry is not None and json.loads(entry.value)["capacity"]["prod_count_map"] == {"x": 5}
@@ -319,9 +325,16 @@ def test_prefix_end_is_the_next_key_after_the_prefix() -> None:
 
 
 def _b64(text: str) -> str:
+    return _b64bytes(text.encode())
+
+
+def _b64bytes(data: bytes) -> str:
     import base64
 
-    return base64.b64encode(text.encode()).decode()
+    return base64.b64encode(data).decode()
+
+
+SEED_GPU = {"capacity": {"prod_count_map": {"a": 1}}, "usage": {"prod_count_map": {}}}
 
 
 @pytest.mark.parametrize(

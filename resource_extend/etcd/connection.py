@@ -9,6 +9,7 @@ the ``socket`` module and wrapped by tls.py, imported only then, since ``ssl`` w
 from __future__ import annotations
 
 import _socket
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,6 +17,16 @@ if TYPE_CHECKING:
 
     from resource_extend.config import EtcdConfig
     from resource_extend.etcd.endpoints import Endpoint
+
+
+# The most a status line and headers may take: etcd's are a few hundred bytes.
+MAX_HEAD = 65536
+
+
+class BadReply(ConnectionError):
+    """Bytes that are not an HTTP/1.1 answer (a garbled status line, a bad chunk size or Content-Length):
+    the member, or something between it and us, is broken. An ``OSError``, so it fails the endpoint as a
+    lost connection does, and a guarded write it answered is ambiguous."""
 
 
 class Connection:
@@ -26,7 +37,11 @@ class Connection:
         self.endpoint = endpoint
         self.sent = False
         self.answered = False
+        self.closed = False
         self._sock = sock
+        # When the answers now awaited must have arrived (time.monotonic()): every recv gets only what is
+        # left of it, so a reply trickled a few bytes at a time cannot restart the clock with each byte.
+        self._end = 0.0
         # A bytearray: appending a chunk and dropping what was read are amortized O(1), where bytes would
         # copy the whole buffer per 64 KiB chunk (a 10,000-node range read is ~13 MB: quadratic).
         self._buf = bytearray()
@@ -46,12 +61,15 @@ class Connection:
         return cls(endpoint, _connect(host, endpoint.port, timeout))
 
     def close(self) -> None:
+        self.closed = True
         try:  # noqa: SIM105 -- contextlib would be one more import on every call
             self._sock.close()
         except OSError:
             pass
 
     def settimeout(self, timeout: float) -> None:
+        """Allow ``timeout`` seconds from now for what is sent and read until the next call of this."""
+        self._end = time.monotonic() + timeout
         self._sock.settimeout(timeout)
 
     def post(self, path: str, body: bytes, token: str | None, timeout: float) -> tuple[int, bytes]:
@@ -60,8 +78,9 @@ class Connection:
 
     def send(self, requests: list[tuple[str, bytes]], token: str | None, timeout: float) -> None:
         """POST each (path, body) in one write. More than one is HTTP/1.1 pipelining: etcd answers them in
-        order, one ``receive`` each, and works on the next while this side reads the last."""
-        self._sock.settimeout(timeout)
+        order, one ``receive`` each, and works on the next while this side reads the last. ``timeout``
+        bounds the sending and the reading of every answer to these requests together."""
+        self.settimeout(timeout)
         auth = f"Authorization: {token}\r\n" if token else ""
         host = f"{self.endpoint.host}:{self.endpoint.port}"
         data = b"".join(
@@ -75,13 +94,14 @@ class Connection:
         self.sent = True  # from here on etcd may act on the request even if its answer is lost
 
     def receive(self) -> tuple[int, bytes]:
-        """The next answer's status and body."""
-        head = self._until(b"\r\n\r\n")
+        """The next answer's status and body; ``BadReply`` when the bytes are not an HTTP/1.1 answer."""
+        head = self._until(b"\r\n\r\n", MAX_HEAD)
         lines = head.decode("latin-1").split("\r\n")
-        try:
-            status = int(lines[0].split(" ", 2)[1])
-        except (IndexError, ValueError):
-            raise ConnectionError(f"malformed HTTP status line {lines[0][:80]!r}") from None
+        version, _, rest = lines[0].partition(" ")
+        code = rest[:3]
+        if not version.startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
+            raise BadReply(f"bad reply: malformed HTTP status line {lines[0][:80]!r}")
+        status = int(code)
         headers = {}
         for line in lines[1:]:
             name, _, value = line.partition(":")
@@ -89,7 +109,10 @@ class Connection:
         if headers.get("transfer-encoding", "").lower() == "chunked":
             body = self._chunked()
         elif "content-length" in headers:
-            body = self._exactly(int(headers["content-length"]))
+            length = headers["content-length"]
+            if not (length.isascii() and length.isdigit() and len(length) <= 15):
+                raise BadReply(f"bad reply: bad Content-Length {length[:40]!r}")
+            body = self._exactly(int(length))
         else:
             body = self._rest()
         if headers.get("connection", "").lower() == "close":
@@ -97,6 +120,10 @@ class Connection:
         return status, body
 
     def _fill(self) -> None:
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise _socket.timeout("timed out")
+        self._sock.settimeout(left)
         data = self._sock.recv(65536)
         if not data:
             if not self.answered and not self.endpoint.tls:
@@ -109,13 +136,15 @@ class Connection:
         self.answered = True
         self._buf += data
 
-    def _until(self, marker: bytes) -> bytes:
+    def _until(self, marker: bytes, most: int) -> bytes:
         while True:
             at = self._buf.find(marker)
             if at >= 0:
                 head = bytes(self._buf[:at])
                 del self._buf[: at + len(marker)]
                 return head
+            if len(self._buf) > most:
+                raise BadReply(f"bad reply: no {marker!r} within {most} bytes")
             self._fill()
 
     def _exactly(self, n: int) -> bytes:
@@ -128,12 +157,17 @@ class Connection:
     def _chunked(self) -> bytes:
         parts: list[bytes] = []
         while True:
-            size = int(self._until(b"\r\n").split(b";")[0], 16)
+            line = self._until(b"\r\n", 1024).split(b";")[0].strip()
+            if not line or len(line) > 15 or line.strip(b"0123456789abcdefABCDEF"):
+                raise BadReply(f"bad reply: bad chunk size {line[:40]!r}")
+            size = int(line, 16)
             if size == 0:
-                self._until(b"\r\n")  # end of the (empty) trailer section
+                while self._until(b"\r\n", MAX_HEAD):  # trailer lines, up to the empty one that ends them
+                    pass
                 return b"".join(parts)
             parts.append(self._exactly(size))
-            self._exactly(2)
+            if self._exactly(2) != b"\r\n":
+                raise BadReply("bad reply: a chunk longer than its size")
 
     def _rest(self) -> bytes:
         while True:

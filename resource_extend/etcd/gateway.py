@@ -13,20 +13,21 @@ import binascii
 
 from resource_extend import jsonio
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
-from resource_extend.etcd.connection import Connection, reason
-from resource_extend.etcd.kv import Entry, key_range, single
+from resource_extend.etcd.connection import BadReply, Connection, reason
+from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Generator
-    from typing import Any
+    from typing import Any, Callable, TypeVar
 
     from resource_extend.config import EtcdConfig
     from resource_extend.etcd.endpoints import Endpoint
 
     # A new connection, its auth token and, when it was sent while connecting, the answer to a read.
     Greeting = tuple[Connection, str | None, tuple[int, bytes] | None]
+    T = TypeVar("T")
 
 
 def _b64(data: bytes) -> str:
@@ -45,63 +46,72 @@ class GatewayKV:
     # -- KV ------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
-        return single(key, _entries(self._call(_RANGE, {"key": _b64(key.encode())})))
+        return self._call(_RANGE, {"key": _b64(key.encode())}, _single(key), read=True)
 
-    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
-        return _entries(self._call(_RANGE, _range_body(prefix, span)))
+    def scan(self, prefix: str) -> list[Entry]:
+        raw = prefix.encode()
+        return self._call(_RANGE, {"key": _b64(raw), "range_end": _b64(prefix_end(raw))}, _entries, read=True)
 
-    def scans(self, prefix: str, spans: list[tuple[str, str]]) -> Generator[list[Entry], None, None]:
-        # The first read goes the usual way (it may pick the endpoint and authenticate); the others then
-        # go out together on its connection (HTTP/1.1 pipelining), so etcd encodes each next range while
-        # the caller decodes the last one: 1000 storage records in four spans take ~18 ms to read and
-        # decode instead of ~28. Any answer but a readable 200 ends the pipeline (the connection is
-        # dropped), and what is left goes the usual way, with its retries and its errors.
-        bodies = [_range_body(prefix, span) for span in spans]
-        if not bodies:
+    def reads(self, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
+        # kv.dense's plan. The counting goes the usual way (it may pick the endpoint and authenticate, and
+        # it fixes the revision); the reads then go out together on its connection (HTTP/1.1 pipelining),
+        # so etcd answers the next while the caller decodes the last: 1000 storage records take ~18 ms
+        # to read and decode instead of ~28. Any answer but a readable 200 ends the pipeline (the
+        # connection is dropped), and what is left goes the usual way, with its retries and its errors.
+        if not chunks:
             return
-        first = self._call(_RANGE, bodies[0])
-        revision = (first.get("header") or {}).get("revision")
-        for body in bodies[1:]:
-            body["revision"] = revision  # one consistent read, as a single range is
+        if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
+            yield self._call(_TXN, _point_reads(chunks[0], 0), _aligned(chunks[0]), read=True)
+            return
+        revision, counts = 0, []
+        for at in range(0, len(chunks), CHUNK_KEYS):  # one counting transaction up to 16384 keys
+            counting = _counting(chunks[at : at + CHUNK_KEYS], revision)
+            revision, counted = self._call(_TXN, counting, _counts(len(counting["success"])), read=True)
+            counts += counted
+        reads = [
+            (_RANGE, _span_read(keys, revision), _from_span(keys))
+            if dense(count, len(keys))
+            else (_TXN, _point_reads(keys, revision), _aligned(keys))
+            for keys, count in zip(chunks, counts)
+        ]
         conn, left = self._conn, 0
-        if conn is not None and len(bodies) > 1:
-            payloads = [(_RANGE, jsonio.compact(body).encode()) for body in bodies[1:]]
+        if conn is not None:
+            payloads = [(path, jsonio.compact(body).encode()) for path, body, _ in reads]
             try:
                 conn.send(payloads, self._token, self._policy.request_timeout())
                 left = len(payloads)
             except OSError:
                 self.close()
         try:
-            yield _entries(first)
-            for body in bodies[1:]:
-                reply = None
+            for path, body, parse in reads:
+                found = None
                 if left and conn is not None:
                     left -= 1
-                    reply = self._pipelined(conn)
-                    if reply is None:
+                    found = self._pipelined(conn, parse)
+                    if found is None:
                         left = 0
-                yield _entries(reply if reply is not None else self._call(_RANGE, body))
+                yield found if found is not None else self._call(path, body, parse, read=True)
         finally:
             if left:  # a caller that stopped early: answers still due would be read as the next request's
                 self.close()
 
     def put(self, key: str, value: bytes) -> None:
-        self._call("/v3/kv/put", {"key": _b64(key.encode()), "value": _b64(value)})
+        self._call("/v3/kv/put", {"key": _b64(key.encode()), "value": _b64(value)}, _answered)
 
     def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
         k = _b64(key.encode())
-        reply = self._call(
-            "/v3/kv/txn",
+        return self._call(
+            _TXN,
             {
                 "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
                 "success": [{"request_put": {"key": k, "value": _b64(value)}}],
             },
+            _succeeded,
             resend=False,
         )
-        return bool(reply.get("succeeded"))
 
     def delete(self, key: str) -> None:
-        self._call("/v3/kv/deleterange", {"key": _b64(key.encode())})
+        self._call("/v3/kv/deleterange", {"key": _b64(key.encode())}, _answered)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -110,9 +120,13 @@ class GatewayKV:
 
     # -- transport ----------------------------------------------------------------------------------
 
-    def _call(self, path: str, body: dict[str, Any], resend: bool = True) -> dict[str, Any]:
-        """POST to the first endpoint that answers. ``resend=False`` (a guarded write): once etcd may
-        have the request, a lost or transient answer is an ``AmbiguousWrite``, never a second send."""
+    def _call(
+        self, path: str, body: dict[str, Any], parse: Callable[[Any], T], read: bool = False, resend: bool = True
+    ) -> T:
+        """POST to the first endpoint that answers, and ``parse`` its answer's JSON. ``read``: the request
+        may race to several endpoints while connecting. ``resend=False`` (a guarded write): once etcd may
+        have the request, any answer but a clean one (lost, transient, cut short, garbled, not the JSON
+        ``parse`` takes) is an ``AmbiguousWrite``, never a second send: the store reads the key back."""
         policy = self._policy
         policy.start()
         payload = jsonio.compact(body).encode()
@@ -121,7 +135,7 @@ class GatewayKV:
             if attempt and policy.left() <= 0:
                 break
             # A read may race to several endpoints at once: its answer from the first to reply is used.
-            conn, early = self._connection(failures, (path, payload) if path in _READS else None)
+            conn, early = self._connection(failures, (path, payload) if read else None)
             try:
                 status, data = (
                     early if early is not None else conn.post(path, payload, self._token, policy.request_timeout())
@@ -134,30 +148,46 @@ class GatewayKV:
                 failures.append(f"{conn.endpoint.url}: {self._why(exc)}")
                 self._give_up_on(conn)
                 if not resend and conn.sent:
-                    raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: no answer: {self._why(exc)}") from None
+                    self._ambiguous(conn, path, f"no answer: {self._why(exc)}")
                 continue
-            if _transient(status, data) and not resend:
-                raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: HTTP {status}: {_message(data)}")
-            if _transient(status, data):
+            transient = _transient(status, data)
+            if not resend and (transient or (status != 200 and not _clean_error(data))):
+                self._ambiguous(conn, path, f"HTTP {status}: {_message(data)}")
+            if transient:
                 # A member that lost its leader or quorum: another member, or this one after the
                 # election, can answer.
                 failures.append(f"{conn.endpoint.url}: HTTP {status}: {_message(data)}")
                 self._give_up_on(conn)
                 policy.pause(attempt)
                 continue
-            return _reply(conn.endpoint.url, path, status, data)
+            if status != 200:
+                raise StoreUnavailable(f"etcd {conn.endpoint.url}{path}: {_explain(status, _message(data))}")
+            try:
+                return parse(_document(data))
+            except _BAD_REPLY as exc:
+                why = f"bad reply: {_unreadable(exc, data)}"
+            # A 200 whose body is not the answer asked for: cut short or garbled on the way.
+            failures.append(f"{conn.endpoint.url}: {why}")
+            self._give_up_on(conn)
+            if not resend:
+                self._ambiguous(conn, path, why)
         raise StoreUnavailable(f"etcd unavailable: {_summary(failures[-4:])}")
 
-    def _pipelined(self, conn: Connection) -> dict[str, Any] | None:
+    def _ambiguous(self, conn: Connection, path: str, why: str) -> None:
+        """Report a guarded write that etcd may have applied; the store reads the key back, and has a
+        little time for it past the deadline (policy.py's grace)."""
+        self._policy.grace()
+        raise AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: {why}")
+
+    def _pipelined(self, conn: Connection, parse: Callable[[Any], T]) -> T | None:
         """The next pipelined answer, or None (the connection closed) when it is not a readable 200."""
         try:
             conn.settimeout(self._policy.request_timeout())
             status, data = conn.receive()
-            doc = jsonio.loads(data) if status == 200 else None
-        except (OSError, ValueError):
-            doc = None
-        if isinstance(doc, dict):
-            return doc
+            if status == 200:
+                return parse(_document(data))
+        except (OSError, *_BAD_REPLY):
+            pass
         if conn is self._conn:
             self.close()
         return None
@@ -174,7 +204,7 @@ class GatewayKV:
     ) -> tuple[Connection, tuple[int, bytes] | None]:
         """The kept connection, or a new one to the first endpoint that answers, and that endpoint's
         answer to ``read`` when it was sent while connecting."""
-        if self._conn is not None:
+        if self._conn is not None and not self._conn.closed:
             return self._conn, None
         endpoints = self._policy.endpoints
         if len(endpoints) == 1:
@@ -235,19 +265,127 @@ class GatewayKV:
                 )
             # Never echo the reply: it is about the credentials.
             raise PluginError(f"etcd authentication failed for user {self._config.username!r} at {conn.endpoint.url}")
-        token = jsonio.loads(data or b"{}").get("token")
+        try:
+            token = _document(data).get("token")
+        except _BAD_REPLY as exc:
+            raise BadReply(f"bad reply: {_unreadable(exc, data)}") from None
         if not isinstance(token, str) or not token:
             raise PluginError(f"etcd authentication at {conn.endpoint.url} returned no token")
         return token
 
 
 _RANGE = "/v3/kv/range"
-_READS = (_RANGE,)
+_TXN = "/v3/kv/txn"
+
+# What parsing an answer's JSON can raise when the bytes are not what etcd sends: a JSON or base64 error
+# (ValueError), a missing or mistyped field. SystemError: the C JSON scanner on 3.10 and 3.11 when
+# json.decoder was never imported (issue 20); RecursionError: nesting deeper than the interpreter's stack.
+_BAD_REPLY = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, SystemError)
 
 
-def _range_body(prefix: str, span: tuple[str, str] | None) -> dict[str, Any]:
-    key, end = key_range(prefix, span)
-    return {"key": _b64(key), "range_end": _b64(end)}
+def _document(data: bytes) -> dict[str, Any]:
+    """An answer's JSON object, which always carries etcd's header; else a ValueError."""
+    doc = jsonio.loads(data)
+    if not isinstance(doc, dict) or not isinstance(doc.get("header"), dict):
+        raise ValueError("not an etcd answer")
+    return doc
+
+
+def _unreadable(exc: BaseException, data: bytes) -> str:
+    """A bad answer in a few words: its size and what was wrong, never more than a few bytes of it."""
+    what = str(exc)[:80] or type(exc).__name__
+    return f"{len(data)} bytes, {what}"
+
+
+def _pin(revision: int) -> dict[str, str]:
+    return {"revision": str(revision)} if revision else {}
+
+
+def _counting(chunks: list[list[str]], revision: int) -> dict[str, Any]:
+    """A read-only transaction counting the keys in each chunk's span (no compare: the success branch runs)."""
+    ops = []
+    for keys in chunks:
+        key, end = span(keys)
+        ops.append({"request_range": {"key": _b64(key), "range_end": _b64(end), "count_only": True, **_pin(revision)}})
+    return {"success": ops}
+
+
+def _counts(asked: int) -> Callable[[Any], tuple[int, list[int]]]:
+    """The parser of a counting transaction's answer: the revision it counted at, and each span's count."""
+
+    def parse(doc: Any) -> tuple[int, list[int]]:
+        responses = doc.get("responses") or []
+        if not isinstance(responses, list) or len(responses) != asked:
+            raise ValueError(f"{asked} counts asked, {len(responses)} answered")
+        return int(doc["header"]["revision"]), [int(r["response_range"].get("count", 0)) for r in responses]
+
+    return parse
+
+
+def _span_read(keys: list[str], revision: int) -> dict[str, Any]:
+    key, end = span(keys)
+    return {"key": _b64(key), "range_end": _b64(end), **_pin(revision)}
+
+
+def _from_span(keys: list[str]) -> Callable[[Any], list[Entry | None]]:
+    """The parser of a span's answer: the entry of each of ``keys`` or None, in their order. Matched by
+    the keys' bytes: a key between them that is not UTF-8 reads as U+FFFD, and must not pass for a wanted
+    key that holds one."""
+
+    def parse(doc: Any) -> list[Entry | None]:
+        found = {}
+        for kv in doc.get("kvs") or ():
+            key = binascii.a2b_base64(kv["key"])
+            found[key] = Entry(key.decode("utf-8", errors="replace"), *_value(kv))
+        return [found.get(raw(key)) for key in keys]
+
+    return parse
+
+
+def _point_reads(keys: list[str], revision: int) -> dict[str, Any]:
+    """A read-only transaction of one point range per key (no compare: the success branch runs)."""
+    return {"success": [{"request_range": {"key": _b64(raw(key)), **_pin(revision)}} for key in keys]}
+
+
+def _aligned(keys: list[str]) -> Callable[[Any], list[Entry | None]]:
+    """The parser of a point-read transaction's answer: each key's entry or None, in the keys' order."""
+
+    def parse(doc: Any) -> list[Entry | None]:
+        responses = doc.get("responses") or []
+        if not isinstance(responses, list) or len(responses) != len(keys):
+            raise ValueError(f"{len(keys)} ranges asked, {len(responses)} answered")
+        return [single(key, _entries(response["response_range"])) for key, response in zip(keys, responses)]
+
+    return parse
+
+
+def _single(key: str) -> Callable[[Any], Entry | None]:
+    return lambda doc: single(key, _entries(doc))
+
+
+def _answered(doc: Any) -> None:
+    """A plain put's or delete's answer: etcd's header is all there is to check."""
+
+
+def _succeeded(doc: Any) -> bool:
+    """Whether a guarded write's compare held. etcd leaves ``succeeded`` out when it is false; when true
+    the answer carries the put's response, so an answer cut to its header does not read as success."""
+    succeeded = doc.get("succeeded", False)
+    if succeeded is not True and succeeded is not False:
+        raise ValueError(f"succeeded is {succeeded!r}")
+    if succeeded and not (isinstance(doc.get("responses"), list) and len(doc["responses"]) == 1):
+        raise ValueError("a successful write without its response")
+    return succeeded
+
+
+def _clean_error(data: bytes) -> bool:
+    """Whether an error answer is etcd's own (grpc-gateway's ``{"code": …, "message": …}``): a refusal of
+    the request, not bytes mangled on the way."""
+    try:
+        doc = jsonio.loads(data)
+    except _BAD_REPLY:
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("code"), int) and isinstance(doc.get("message"), str)
 
 
 def _release(found: Greeting) -> None:
@@ -256,13 +394,13 @@ def _release(found: Greeting) -> None:
 
 def _entries(reply: dict[str, Any]) -> list[Entry]:
     return [
-        Entry(
-            key=binascii.a2b_base64(kv["key"]).decode("utf-8", errors="replace"),
-            value=binascii.a2b_base64(kv.get("value", "")),
-            mod_revision=int(kv.get("mod_revision", 0)),
-        )
+        Entry(binascii.a2b_base64(kv["key"]).decode("utf-8", errors="replace"), *_value(kv))
         for kv in reply.get("kvs") or ()
     ]
+
+
+def _value(kv: dict[str, Any]) -> tuple[bytes, int]:
+    return binascii.a2b_base64(kv.get("value", "")), int(kv.get("mod_revision", 0))
 
 
 _TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable")
@@ -277,20 +415,10 @@ def _transient(status: int, data: bytes) -> bool:
 def _message(data: bytes) -> str:
     try:
         doc = jsonio.loads(data or b"{}")
-    except ValueError:
+    except _BAD_REPLY:
         doc = None
     message = (doc.get("message") or doc.get("error")) if isinstance(doc, dict) else None
     return message if isinstance(message, str) else data[:200].decode("utf-8", errors="replace")
-
-
-def _reply(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
-    try:
-        doc = jsonio.loads(data or b"{}")
-    except ValueError:
-        doc = None
-    if status == 200 and isinstance(doc, dict):
-        return doc
-    raise StoreUnavailable(f"etcd {url}{path}: {_explain(status, _message(data))}")
 
 
 def _explain(status: int, message: str) -> str:

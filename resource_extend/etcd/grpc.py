@@ -20,7 +20,7 @@ from typing import Any, Callable
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.kv import Entry, key_range, single
+from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
@@ -50,6 +50,17 @@ _TRANSIENT_CODES = (
 _NOT_CONNECTED = "failed to connect to all addresses"
 # Transient failures that say the request was not applied; only after these is a guarded write sent again.
 _NOT_APPLIED = (_NOT_CONNECTED, "etcdserver: no leader", "etcdserver: too many requests", "etcdserver: not capable")
+# etcd's own refusals of a request (rpctypes: a failed check, a bad request, no permission): not applied.
+_REFUSALS = (
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.UNIMPLEMENTED,
+)
 # "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:2379: Connection refused"
 _CONNECT_DETAIL = re.compile(r"last error: [A-Z_]+: (?:ipv4|ipv6|unix|dns):\S+: (.+)$")
 
@@ -96,19 +107,43 @@ class GrpcKV:
     def get(self, key: str) -> Entry | None:
         return single(key, _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode()))))
 
-    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
-        key, end = key_range(prefix, span)
-        return _entries(self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end)))
+    def scan(self, prefix: str) -> list[Entry]:
+        raw = prefix.encode()
+        return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))
 
-    def scans(self, prefix: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
-        # gRPC reads are cheap for etcd to encode (no JSON gateway): one after the other, all at the first
-        # one's revision, so the spans are one consistent read, as a single range is.
-        revision = 0
-        for span in spans:
-            key, end = key_range(prefix, span)
-            reply = self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end, revision=revision))
+    def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
+        # kv.dense's plan, as GatewayKV.reads: count each chunk's span, then read it as one range or by point
+        # reads, all at the counting's revision. One after the other: gRPC answers are cheap for etcd to
+        # encode (no JSON gateway).
+        if not chunks:
+            return
+        if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
+            yield self._points(chunks[0], 0)
+            return
+        revision, counts = 0, []
+        for at in range(0, len(chunks), CHUNK_KEYS):  # one counting transaction up to 16384 keys
+            group = chunks[at : at + CHUNK_KEYS]
+            ops = [_op(etcdrpc.RangeRequest(key=key, range_end=end, count_only=True, revision=revision))
+                   for key, end in map(span, group)]  # fmt: skip
+            reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
             revision = revision or reply.header.revision
-            yield _entries(reply)
+            counts += [r.response_range.count for r in _responses(reply, len(ops))]
+        for keys, count in zip(chunks, counts):
+            if not dense(count, len(keys)):
+                yield self._points(keys, revision)
+                continue
+            key, end = span(keys)
+            found = {
+                kv.key: kv
+                for kv in self._call("Range", etcdrpc.RangeRequest(key=key, range_end=end, revision=revision)).kvs
+            }
+            yield [None if (kv := found.get(raw(k))) is None else _entry(kv) for k in keys]
+
+    def _points(self, keys: list[str], revision: int) -> list[Entry | None]:
+        """Point reads of ``keys`` in one read-only transaction, at ``revision`` (0: the latest)."""
+        ops = [_op(etcdrpc.RangeRequest(key=raw(key), revision=revision)) for key in keys]
+        reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
+        return [single(key, _entries(r.response_range)) for key, r in zip(keys, _responses(reply, len(ops)))]
 
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
@@ -119,7 +154,7 @@ class GrpcKV:
             key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
         )
         put = etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value))
-        reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]))
+        reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]), guarded=True)
         return bool(reply.succeeded)
 
     def delete(self, key: str) -> None:
@@ -132,7 +167,9 @@ class GrpcKV:
 
     # -- transport ----------------------------------------------------------------------------------
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: str, request: Any, guarded: bool = False) -> Any:
+        """``method`` on the first endpoint that answers. ``guarded`` (a guarded write): once etcd may have
+        the request, any failure but etcd's own refusal is an ``AmbiguousWrite``, never a second send."""
         policy = self._policy
         policy.start()
         failures: list[str] = []
@@ -157,6 +194,12 @@ class GrpcKV:
                 return self._invoke(link, method, request)
             except grpc.RpcError as exc:
                 details = exc.details() or ""
+                if guarded and exc.code() not in _REFUSALS + _TRANSIENT_CODES:
+                    # Cut short, reset, garbled (INTERNAL, UNKNOWN, CANCELLED…): etcd may have applied it.
+                    failures.append(f"{link.endpoint.url}: {_reason(exc)}")
+                    self.close()
+                    policy.grace()
+                    raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}") from None
                 if exc.code() not in _TRANSIENT_CODES:
                     raise StoreUnavailable(f"etcd {link.endpoint.url} {method}: {_detail(exc)}") from None
                 failures.append(f"{link.endpoint.url}: {_reason(exc)}")
@@ -170,8 +213,8 @@ class GrpcKV:
             # change twice.
             policy.rotate(link.endpoint)
             attempts += 1
-            applied_maybe = method == "Txn" and not any(text in details for text in _NOT_APPLIED)
-            if applied_maybe:
+            if guarded and not any(text in details for text in _NOT_APPLIED):
+                policy.grace()
                 raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}")
             if attempts >= REQUEST_ATTEMPTS or policy.left() <= 0:
                 raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
@@ -257,15 +300,26 @@ class GrpcKV:
         return link
 
 
+def _op(request: Any) -> Any:
+    return etcdrpc.RequestOp(request_range=request)
+
+
+def _responses(reply: Any, asked: int) -> Any:
+    if len(reply.responses) != asked:
+        raise StoreUnavailable(f"etcd: bad reply: {asked} ranges asked, {len(reply.responses)} answered")
+    return reply.responses
+
+
 def _close(link: _Link) -> None:
     link.channel.close()
 
 
 def _entries(reply: Any) -> list[Entry]:
-    return [
-        Entry(key=kv.key.decode("utf-8", errors="replace"), value=bytes(kv.value), mod_revision=int(kv.mod_revision))
-        for kv in reply.kvs
-    ]
+    return [_entry(kv) for kv in reply.kvs]
+
+
+def _entry(kv: Any) -> Entry:
+    return Entry(key=kv.key.decode("utf-8", errors="replace"), value=bytes(kv.value), mod_revision=int(kv.mod_revision))
 
 
 def _read(path: str, setting: str) -> bytes:

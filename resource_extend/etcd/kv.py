@@ -35,13 +35,16 @@ class Entry(Fields):
 class KV(Protocol):
     def get(self, key: str) -> Entry | None: ...
 
-    def scan(self, prefix: str, span: tuple[str, str] | None = None) -> list[Entry]:
-        """Every key under ``prefix``; with ``span`` = (first, last), only those from first to last inclusive."""
+    def scan(self, prefix: str) -> list[Entry]:
+        """Every key under ``prefix``."""
         ...
 
-    def scans(self, prefix: str, spans: list[tuple[str, str]]) -> Iterator[list[Entry]]:
-        """``scan(prefix, span)`` for each span in turn, each list as soon as it is read. A caller that
-        decodes one while the next is read overlaps its work with etcd's; spans should not overlap."""
+    def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
+        """``get(key)`` of every key, one chunk at a time, each chunk's list in its keys' order as soon as
+        it is read; all at one revision, one consistent read. Each chunk holds keys in etcd's order
+        (sorted), at most CHUNK_KEYS. Only the keys asked for are read (see ``dense``), however many
+        others lie between them. A caller that decodes one chunk while the next is read overlaps its
+        work with etcd's."""
         ...
 
     def put(self, key: str, value: bytes) -> None: ...
@@ -53,23 +56,44 @@ class KV(Protocol):
     def delete(self, key: str) -> None: ...
 
 
+# Keys per chunk of a bulk read: etcd refuses a transaction of more operations than --max-txn-ops, 128 by
+# default, and a bulk read sends a chunk of keys as one (the counts, or the point reads).
+CHUNK_KEYS = 128
+# A chunk of this many keys or fewer, read alone, is read by point reads at once: counting its span first
+# would cost a second round trip for nothing.
+FEW_KEYS = 8
+
+
+def dense(count: int, wanted: int) -> bool:
+    """Whether a chunk's span, holding ``count`` keys of which ``wanted`` are asked for, is read as one
+    range rather than as point reads of the wanted keys.
+
+    Both transports share this plan: first one transaction counts the keys of each chunk's span
+    (``count_only``: etcd answers from its index, moving no record), then a chunk whose span holds at
+    most as many other keys as wanted ones is read as one range (etcd serves it ~2x faster than point
+    reads of the same keys: 1000 storage records in ~20 ms, not ~45, over the gateway), and any other
+    by point reads of its keys in one read-only transaction. So the keys between wanted ones never cost
+    more than the wanted ones: two nodes with 300 big records of others between them, read as a span,
+    cost 8 s and 939 MB (issue 20).
+    """
+    return count <= 2 * wanted
+
+
+def span(keys: list[str]) -> tuple[bytes, bytes]:
+    """etcd's (key, range_end) from a sorted chunk's first key to its last, inclusive. etcd orders keys
+    by their bytes, which for UTF-8 is code point order, so ``sorted`` over ``str`` keys picks the ends."""
+    return raw(keys[0]), raw(keys[-1]) + b"\0"
+
+
+def raw(key: str) -> bytes:
+    return key.encode("utf-8", "surrogatepass")
+
+
 def single(key: str, entries: list[Entry]) -> Entry | None:
     """The one entry a read of ``key`` found, if any: more than one is etcd breaking its own contract."""
     if len(entries) > 1:
         raise PluginError(f"key: {key}: bad `Count` value, entity count invalid")
     return entries[0] if entries else None
-
-
-def key_range(prefix: str, span: tuple[str, str] | None) -> tuple[bytes, bytes]:
-    """etcd's (key, range_end) for a scan: the whole prefix, or only the keys from ``span[0]`` to ``span[1]``.
-
-    etcd orders keys by their bytes, which for UTF-8 is code point order, so a caller may pick the span's
-    ends with ``min``/``max`` over ``str`` keys. Lone surrogates keep that order through surrogatepass.
-    """
-    if span is None:
-        raw = prefix.encode()
-        return raw, prefix_end(raw)
-    return span[0].encode("utf-8", "surrogatepass"), span[1].encode("utf-8", "surrogatepass") + b"\0"
 
 
 def prefix_end(prefix: bytes) -> bytes:

@@ -28,6 +28,8 @@ else:
 # guarded writes lost to other writers). Bounded by the call's deadline too; enough to ride out one
 # leader election on a small cluster.
 REQUEST_ATTEMPTS = 12
+# How long past the call's deadline the read-back of an ambiguous guarded write may take (Policy.grace).
+READ_BACK_GRACE = 0.5
 # How long the first endpoint has to answer before the next one is tried as well (happy eyeballs):
 # a silent member costs a call this much, not dial_timeout + request_timeout.
 STAGGER = 0.25
@@ -36,17 +38,25 @@ STAGGER = 0.25
 class Policy:
     """One call's deadline and its endpoints, in the order the next connection tries them."""
 
-    __slots__ = ("_config", "deadline", "endpoints")
+    __slots__ = ("_config", "_limit", "deadline", "endpoints")
 
     def __init__(self, config: EtcdConfig) -> None:
         self._config = config
         self.endpoints = list(config.endpoints)
         self.deadline = 0.0
+        self._limit = 0.0
 
     def start(self) -> None:
-        # One deadline per process call: endpoints and retries never add up past it.
+        # One deadline per process call: endpoints, retries and every byte read never add up past it.
         if not self.deadline:
             self.deadline = time.monotonic() + self._config.total_timeout
+            self._limit = self.deadline + READ_BACK_GRACE
+
+    def grace(self) -> None:
+        """Leave a guarded write whose answer could not be read time to read its key back, even when the
+        answer took all the call's time: else such a call could only end "outcome unknown". Never past
+        the deadline plus READ_BACK_GRACE, however many writes were ambiguous."""
+        self.deadline = min(self._limit, max(self.deadline, time.monotonic() + READ_BACK_GRACE))
 
     def left(self) -> float:
         return self.deadline - time.monotonic()

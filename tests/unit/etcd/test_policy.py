@@ -105,3 +105,19 @@ def test_past_the_deadline_a_request_is_refused_and_a_dial_is_a_timeout() -> Non
         chosen.request_timeout()
     with pytest.raises(TimeoutError):
         chosen.dial_timeout()
+
+
+def test_the_read_back_grace_leaves_half_a_second_and_never_goes_past_the_deadline_plus_that() -> None:
+    from resource_extend.etcd.policy import READ_BACK_GRACE
+
+    roomy = policy(total_timeout=5)
+    roomy.grace()  # seconds left: the read-back has time enough already
+    assert roomy.left() > 4
+    chosen = policy(total_timeout=0.2)
+    original = chosen.deadline
+    for _ in range(3):  # ambiguous writes in a row, the later ones past the deadline
+        chosen.grace()
+        assert original < chosen.deadline <= original + READ_BACK_GRACE
+        time.sleep(0.25)
+    assert chosen.deadline == original + READ_BACK_GRACE
+    assert chosen.left() < 0

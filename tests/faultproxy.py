@@ -1,0 +1,238 @@
+"""A loopback HTTP proxy in front of a real etcd that spoils chosen replies: the tests of what the gateway
+transport does when etcd's answer is delayed, trickled, cut short, garbled or reset (issue 20).
+
+Not a test module: test_etcd_faults.py imports it. It listens on 127.0.0.1 only. Each request is read whole
+(head and Content-Length body), forwarded to etcd on a connection of its own (``Connection: close``, so
+etcd's whole answer is what it sends before closing), and etcd's answer is sent back, reframed with a
+Content-Length, unless a rule spoils it. A write is forwarded before its answer is spoiled, so it lands in
+etcd as it would behind a flaky network; ``swallow`` is the one fault that never forwards the request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import threading
+import time
+from typing import Callable
+
+# Every way of spoiling an answer, by name: the status, headers and body etcd sent → the bytes sent back,
+# and whether the connection is then closed. "reset", "swallow" and "trickle" are handled apart.
+FAULTS = (
+    "cut-after-head",  # Connection: close, no Content-Length, half the body, closed
+    "cut-short",  # a Content-Length, half the body, closed
+    "garbled-body",  # the body's bytes scrambled, length kept
+    "not-json",  # a 200 whose body is an HTML error page
+    "bad-chunk-size",  # chunked, with a chunk size that is not hex
+    "bad-content-length",  # Content-Length: twelve
+    "garbage-status",  # not an HTTP status line
+    "reset",  # the connection reset (RST) instead of an answer
+    "swallow",  # the request never forwarded, the connection closed without an answer
+    "trickle",  # the right answer, 16 bytes a second
+    "delay",  # the right answer, after 10 s
+)
+
+
+def _spoiled(fault: str, status: int, body: bytes) -> tuple[bytes, bool]:
+    half = body[: len(body) // 2]
+    ok = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n".encode()
+    if fault == "cut-after-head":
+        return ok + b"Connection: close\r\n\r\n" + half, True
+    if fault == "cut-short":
+        return ok + f"Content-Length: {len(body)}\r\n\r\n".encode() + half, True
+    if fault == "garbled-body":
+        scrambled = bytes(b ^ 0x5A for b in body)
+        return ok + f"Content-Length: {len(body)}\r\n\r\n".encode() + scrambled, False
+    if fault == "not-json":
+        page = b"<html><body>502 upstream hiccup</body></html>"
+        return f"HTTP/1.1 200 OK\r\nContent-Length: {len(page)}\r\n\r\n".encode() + page, False
+    if fault == "bad-chunk-size":
+        return ok + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n" + body + b"\r\n0\r\n\r\n", True
+    if fault == "bad-content-length":
+        return ok + b"Content-Length: twelve\r\n\r\n" + body, True
+    if fault == "garbage-status":
+        return b"HTTP/1.1 OK-ish\r\n\r\n" + body, True
+    raise ValueError(fault)
+
+
+class Rule:
+    """Spoil the answers to requests whose path is ``path`` and whose body holds ``holding``: after the
+    first ``after`` of them, the next ``times`` (None: all)."""
+
+    def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
+        if fault not in FAULTS:
+            raise ValueError(fault)
+        self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
+
+    def take(self, path: str, body: bytes) -> bool:
+        if path != self.path or self.holding not in body or self.left == 0:
+            return False
+        if self.after:
+            self.after -= 1
+            return False
+        if self.left is not None:
+            self.left -= 1
+        return True
+
+
+class FaultProxy:
+    """``with FaultProxy(etcd_port) as proxy``: ``proxy.url`` for etcd.machines, ``proxy.rules`` to spoil
+    answers, ``proxy.sent`` the bytes sent back to clients, ``proxy.spoiled`` the faults applied."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream = ("127.0.0.1", upstream_port)
+        self.rules: list[Rule] = []
+        self.sent = 0
+        self.spoiled: list[str] = []
+        self._lock = threading.Lock()
+        self._server = socket.socket()
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(64)
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self._closed = False
+        self._clients: list[socket.socket] = []
+
+    def __enter__(self) -> FaultProxy:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed = True
+        self._server.close()
+        with self._lock:
+            for client in self._clients:
+                _close(client)
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return  # closed
+            with self._lock:
+                self._clients.append(client)
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _rule(self, path: str, body: bytes) -> str | None:
+        with self._lock:
+            for rule in self.rules:
+                if rule.take(path, body):
+                    self.spoiled.append(rule.fault)
+                    return rule.fault
+        return None
+
+    def _serve(self, client: socket.socket) -> None:
+        client.settimeout(60)
+        reader = _Reader(client.recv)
+        try:
+            while not self._closed:
+                head = reader.until(b"\r\n\r\n")
+                if head is None:
+                    return
+                lines = head.split(b"\r\n")
+                path = lines[0].split(b" ")[1].decode()
+                length = next((int(v) for n, _, v in (h.partition(b":") for h in lines[1:])
+                               if n.strip().lower() == b"content-length"), 0)  # fmt: skip
+                body = reader.exactly(length)
+                if body is None:
+                    return
+                fault = self._rule(path, body)
+                if fault == "swallow":
+                    return
+                status, reply = self._forward(lines, body)
+                if fault is None:
+                    self._send(client, _framed(status, reply))
+                elif fault == "reset":
+                    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    return
+                elif fault in ("trickle", "delay"):
+                    data = _framed(status, reply)
+                    if fault == "delay":
+                        time.sleep(10)
+                        self._send(client, data)
+                        continue
+                    for at in range(0, len(data), 16):  # bounded by the answer's length
+                        self._send(client, data[at : at + 16])
+                        time.sleep(1)
+                else:
+                    data, close = _spoiled(fault, status, reply)
+                    self._send(client, data)
+                    if close:
+                        return
+        except OSError:
+            return  # the client went away (timed out, as it should)
+        finally:
+            _close(client)
+
+    def _send(self, client: socket.socket, data: bytes) -> None:
+        client.sendall(data)
+        with self._lock:
+            self.sent += len(data)
+
+    def _forward(self, lines: list[bytes], body: bytes) -> tuple[int, bytes]:
+        """etcd's status and body for this request, on a connection of its own."""
+        kept = [line for line in lines[1:] if line.partition(b":")[0].strip().lower() != b"connection"]
+        request = b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n" + body
+        with socket.create_connection(self.upstream, timeout=30) as upstream:
+            upstream.sendall(request)
+            reader = _Reader(upstream.recv)
+            head = reader.until(b"\r\n\r\n") or b""
+            status = int(head.split(b" ")[1])
+            headers = {n.strip().lower(): v.strip() for n, _, v in (h.partition(b":") for h in head.split(b"\r\n")[1:])}
+            if headers.get(b"transfer-encoding") == b"chunked":
+                parts = []
+                while True:
+                    size = int((reader.until(b"\r\n") or b"0").split(b";")[0], 16)
+                    if size == 0:
+                        break
+                    parts.append(reader.exactly(size) or b"")
+                    reader.exactly(2)
+                return status, b"".join(parts)
+            if b"content-length" in headers:
+                return status, reader.exactly(int(headers[b"content-length"])) or b""
+            return status, reader.rest()
+
+
+def _framed(status: int, body: bytes) -> bytes:
+    return (
+        f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+    )
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
+class _Reader:
+    """Buffered reads off a socket's recv; None once the peer has closed before the wanted bytes came."""
+
+    def __init__(self, recv: Callable[[int], bytes]) -> None:
+        self._recv = recv
+        self._buf = b""
+
+    def _more(self) -> bool:
+        data = self._recv(65536)
+        self._buf += data
+        return bool(data)
+
+    def until(self, marker: bytes) -> bytes | None:
+        while marker not in self._buf:
+            if not self._more():
+                return None
+        head, _, self._buf = self._buf.partition(marker)
+        return head
+
+    def exactly(self, n: int) -> bytes | None:
+        while len(self._buf) < n:
+            if not self._more():
+                return None
+        data, self._buf = self._buf[:n], self._buf[n:]
+        return data
+
+    def rest(self) -> bytes:
+        while self._more():
+            pass
+        data, self._buf = self._buf, b""
+        return data
