@@ -24,11 +24,6 @@ if TYPE_CHECKING:
         total: int
 
 
-# The most workloads one calculate-deploy plans: the reference's per-node cap for a request that wants
-# nothing. A hostile deploy_count above it must not make a call build millions of plans.
-MAX_DEPLOY_COUNT = 1000000
-
-
 def ratio(a: int, b: int) -> float:
     """Core's ``AdvancedDivide`` over the two values as float64: 0 when either is 0."""
     return 0.0 if a == 0 or b == 0 else float(a) / float(b)
@@ -37,11 +32,6 @@ def ratio(a: int, b: int) -> float:
 def trunc_div(a: int, b: int) -> int:
     """Go's integer division, which truncates toward zero (Python's ``//`` floors)."""
     return a // b if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))
-
-
-def check_deploy_count(count: int) -> None:
-    if count > MAX_DEPLOY_COUNT:
-        raise PluginError(f"deploy_count {count} > {MAX_DEPLOY_COUNT}: cannot alloc a plan, not enough resource")
 
 
 def deploy_capacity_response(
