@@ -24,11 +24,6 @@ if TYPE_CHECKING:
         total: int
 
 
-# The most workloads one calculate-deploy plans: the reference's per-node cap for a request that wants
-# nothing. A hostile deploy_count above it must not make a call build millions of plans.
-MAX_DEPLOY_COUNT = 1000000
-
-
 class Limit:
     """What stopped a node's count for a request, as the scheduler saw it when it stopped: for `explain`.
 
@@ -56,11 +51,6 @@ def ratio(a: int, b: int) -> float:
 def trunc_div(a: int, b: int) -> int:
     """Go's integer division, which truncates toward zero (Python's ``//`` floors)."""
     return a // b if (a >= 0) == (b >= 0) else -(abs(a) // abs(b))
-
-
-def check_deploy_count(count: int) -> None:
-    if count > MAX_DEPLOY_COUNT:
-        raise PluginError(f"deploy_count {count} > {MAX_DEPLOY_COUNT}: cannot alloc a plan, not enough resource")
 
 
 def deploy_capacity_response(

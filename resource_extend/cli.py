@@ -172,18 +172,24 @@ def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
 
 
 def answer(
-    plugin: Plugin[R], verb: Verb[R], config_flag: str | None, stdin: Callable[[], bytes], debug: bool = False
+    plugin: Plugin[R], verb: Verb[R], config_flag: str | None, stdin: Callable[[int], bytes], debug: bool = False
 ) -> tuple[int, bytes, str]:
     """Config, stdin, request schema, verb, response schema — the first failure ends the call.
 
-    Returns the exit status, the response as UTF-8 bytes (on success) and the one stderr line (on
-    failure). Nothing here touches the process's streams, so tests can serve calls in-process.
+    ``stdin(limit)`` gives the request's bytes, at most ``limit`` + 1 of them (more shows the request is past
+    ``scheduler.max_stdin_bytes``, and the rest is never read). Returns the exit status, the response as
+    UTF-8 bytes (on success) and the one stderr line (on failure). Nothing here touches the process's
+    streams, so tests can serve calls in-process.
     """
     try:
         from resource_extend import config, jsonio, validation
 
         settings = config.load(plugin.name, config_flag)
-        request = jsonio.loads_request(stdin())
+        bounds = settings.bounds
+        data = stdin(bounds.max_stdin_bytes)
+        bounds.check_stdin(len(data))
+        request = jsonio.loads_request(data)
+        bounds.check_request(request)  # before the schema walks a list of a million names
         validation.check(plugin.name, verb.name, "request", request)
         result = verb.run(Call(plugin, verb.name, request, settings))
         validation.check(plugin.name, verb.name, "response", result)
@@ -194,11 +200,13 @@ def answer(
         return EXIT_FAILED, b"", _failure(plugin, verb.name, f"internal error: {type(exc).__name__}: {exc}", debug)
 
 
-def _read_stdin() -> bytes:
+def _read_stdin(limit: int) -> bytes:
+    """Up to ``limit`` + 1 bytes: one byte past the limit is enough to refuse the request, so a hostile
+    stdin costs at most the limit in memory and time, however much is behind it."""
     if sys.stdin is None:  # started with fd 0 closed: no request
         return b""
     try:
-        return sys.stdin.buffer.read()
+        return sys.stdin.buffer.read(limit + 1)
     except OSError as exc:
         raise PluginError(f"decode plugin input: cannot read stdin: {exc.strerror}") from None
 

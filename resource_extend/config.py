@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import stat
 
+from resource_extend.bounds import KEYS as BOUND_KEYS
+from resource_extend.bounds import Bounds
 from resource_extend.errors import PluginError
 from resource_extend.etcd.endpoints import parse_endpoint
 
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
 
 CONFIG_ENV = "ERU_RESOURCE_CONFIG_PATH"
 DEFAULT_PREFIX = "/eru"
-DEFAULT_MAX_DEPLOY_COUNT = 10000
-MAX_DEPLOY_COUNT_RANGE = (1, 1_000_000)
 # Well under core's 30 s call timeout: a dead etcd must fail the call, not hang it.
 DEFAULT_DIAL_TIMEOUT = 2.0
 DEFAULT_REQUEST_TIMEOUT = 5.0
@@ -41,7 +41,8 @@ ETCD_KEYS = (
     "transport", "dial_timeout", "request_timeout", "total_timeout",
 )  # fmt: skip
 AUTH_KEYS = ("username", "password")
-SCHEDULER_KEYS = ("max_deploy_count", "maxshare", "sharebase")
+# The scheduler section's limits on a call's work are bounds.py's (decision 18); maxshare and sharebase are core's.
+SCHEDULER_KEYS = (*BOUND_KEYS, "maxshare", "sharebase")
 
 
 class EtcdConfig:
@@ -94,18 +95,24 @@ class EtcdConfig:
 
 
 class Config:
-    __slots__ = ("etcd", "max_deploy_count", "path", "raw")
+    __slots__ = ("bounds", "etcd", "path", "raw")
 
-    def __init__(
-        self, path: str, etcd: EtcdConfig, max_deploy_count: int = DEFAULT_MAX_DEPLOY_COUNT, raw: Any = None
-    ) -> None:
-        self.path, self.etcd, self.max_deploy_count = path, etcd, max_deploy_count
+    def __init__(self, path: str, etcd: EtcdConfig, bounds: Bounds | None = None, raw: Any = None) -> None:
+        self.path, self.etcd = path, etcd
+        self.bounds = bounds if bounds is not None else Bounds(path)
         self.raw: dict[str, Any] = raw if raw is not None else {}
 
 
 def config_path(plugin: str, flag_value: str | None) -> str:
-    """``--config`` wins, then ``$ERU_RESOURCE_CONFIG_PATH`` (even if it names another file), then ./<plugin>.yaml."""
-    if flag_value:
+    """``--config`` wins, then ``$ERU_RESOURCE_CONFIG_PATH`` (even if it names another file), then ./<plugin>.yaml.
+
+    ``--config ""`` is refused: falling back would read a file the caller did not name (issue 20)."""
+    if flag_value is not None:
+        if not flag_value:
+            raise PluginError(
+                "config: --config was given an empty path: pass the file's path, or leave --config out to read "
+                f"${CONFIG_ENV} or ./{plugin}.yaml"
+            )
         return flag_value
     env = os.environ.get(CONFIG_ENV)
     if env:
@@ -171,7 +178,9 @@ def _read(path: str) -> bytes:
 
 
 def _load_yaml(path: str, text: bytes) -> Any:
-    """The small subset yamlsubset reads exactly as PyYAML does, without PyYAML; else PyYAML's loader."""
+    """The small subset yamlsubset reads exactly as PyYAML does, without PyYAML; else ``yaml.safe_load``'s
+    reading (decision 15): the pure-Python SafeLoader, never libyaml's CSafeLoader, which reads some files
+    differently (a tab inside a plain scalar, ``a: !``, a byte-order mark mid-file)."""
     try:
         decoded = text.decode("ascii")
     except UnicodeDecodeError:
@@ -181,18 +190,22 @@ def _load_yaml(path: str, text: bytes) -> Any:
 
         try:
             return yamlsubset.parse(decoded)
-        except yamlsubset.Unsupported:
+        except Exception:  # Unsupported, or any failure of the fast path: PyYAML decides
+            # A file the fast path cannot read, however it fails (the C JSON scanner raised SystemError on
+            # a trailing comma: issue 20), is PyYAML's to read or refuse, never an internal error.
             pass
     import yaml  # ~35 ms of imports: only files beyond the simple subset pay for it
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=loader)  # a safe loader
+        return yaml.load(text, Loader=yaml.SafeLoader)  # safe_load's own loader, spelled out
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise PluginError(f"config {path}: invalid YAML{at}: {problem}") from None
+    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        # safe_load refuses these too, outside YAMLError: a timestamp like 2001-02-30, a nesting too deep.
+        raise PluginError(f"config {path}: invalid YAML: {type(exc).__name__}: {exc}") from None
 
 
 def parse(path: str, doc: Any) -> Config:
@@ -254,7 +267,7 @@ def parse(path: str, doc: Any) -> Config:
             total_timeout=_seconds(path, etcd, "total_timeout", DEFAULT_TOTAL_TIMEOUT),
             transport=transport,
         ),
-        max_deploy_count=_count(path, scheduler, "max_deploy_count", DEFAULT_MAX_DEPLOY_COUNT),
+        bounds=Bounds.read(path, scheduler),
         raw=doc,
     )
 
@@ -312,16 +325,6 @@ def _seconds(path: str, doc: dict[str, Any], key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < _INFINITY:
         raise PluginError(f"config {path}: etcd.{key}: {value!r} is not a finite number of seconds > 0")
     return float(value)
-
-
-def _count(path: str, doc: dict[str, Any], key: str, default: int) -> int:
-    value = doc.get(key, default)
-    if value is None:
-        return default
-    low, high = MAX_DEPLOY_COUNT_RANGE
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise PluginError(f"config {path}: scheduler.{key}: {value!r} is not an integer in {low}..{high}")
-    return value
 
 
 def tls_file_problem(ca: str, cert: str, key: str) -> str:

@@ -24,10 +24,6 @@ from resource_extend.verb import Plugin
 
 EXIT_OK, EXIT_FAILED = 0, 128
 
-# The most nodes one explain reads and schedules (every node under the prefix counts). Kept here, in
-# one place, until the work bounds are configurable; 1000 storage nodes take well under a second.
-MAX_NODES = 10000
-
 # How explain's summary names each kind of limit: "2 short of volume space, 1 unreadable".
 UNREADABLE, MISSING = "unreadable", "no record"
 _SUMMARY = {
@@ -52,7 +48,7 @@ class Row:
 
 
 def run(
-    plugin: Plugin[Any], config_flag: str | None, as_json: bool, nodes: list[str], stdin: Callable[[], bytes]
+    plugin: Plugin[Any], config_flag: str | None, as_json: bool, nodes: list[str], stdin: Callable[[int], bytes]
 ) -> int:
     try:
         directory, rows, asked = _explain(plugin, config_flag, nodes, stdin)
@@ -64,13 +60,17 @@ def run(
 
 
 def _explain(
-    plugin: Plugin[Any], config_flag: str | None, nodes: list[str], stdin: Callable[[], bytes]
+    plugin: Plugin[Any], config_flag: str | None, nodes: list[str], stdin: Callable[[int], bytes]
 ) -> tuple[str, list[Row], int]:
     from resource_extend import config, etcd, jsonio, validation
     from resource_extend.store import NodeStore
 
     settings = config.load(plugin.name, config_flag)
-    doc = jsonio.loads_request(stdin())
+    bounds = settings.bounds  # the verbs' bounds (decision 18): stdin, nodes per call, deploy_count
+    data = stdin(bounds.max_stdin_bytes)
+    bounds.check_stdin(len(data))
+    doc = jsonio.loads_request(data)
+    bounds.check_request(doc)
     # The verb's own request checks (deploy_count is a key it ignores), then explain's own.
     validation.check(plugin.name, "get-nodes-deploy-capacity", "request", doc)
     asked = _asked(doc, settings)
@@ -79,10 +79,10 @@ def _explain(
 
         nodes = params.nodenames(doc)
     capacity_of = importlib.import_module(f"resource_extend.{plugin.name}.calculate_verbs").explainer(doc, settings)
-    _check_count(len(nodes), "named")
+    _check_count(len(nodes), "named", bounds.max_nodes_per_call)
     kv = etcd.open(settings.etcd)
     directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.record).key("")
-    raw = _read(kv, directory, nodes)
+    raw = _read(kv, directory, nodes, bounds.max_nodes_per_call)
     if not raw:
         raise PluginError(f"0 records under {directory}: is etcd.prefix right?")
     return directory, explain_records(raw, plugin.record, capacity_of, asked), asked
@@ -97,29 +97,34 @@ def _asked(doc: dict[str, Any], settings: Any) -> int:
         raise PluginError(f"deploy_count {json.dumps(value)}: want a non-negative integer")
     from resource_extend.params import deploy_count
 
-    return deploy_count(doc, settings)
+    return deploy_count(doc, settings.bounds)
 
 
-def _check_count(count: int, which: str) -> None:
-    if count > MAX_NODES:
-        raise PluginError(f"{count} nodes {which}: explain reads at most {MAX_NODES} per call; name fewer with --node")
+def _check_count(count: int, which: str, bound: int) -> None:
+    if count > bound:
+        raise PluginError(
+            f"{count} nodes {which}: explain reads at most scheduler.max_nodes_per_call ({bound}) per call;"
+            " name fewer with --node, or raise it in the config"
+        )
 
 
-def _read(kv: Any, directory: str, nodes: list[str]) -> dict[str, bytes | None]:
+def _read(kv: Any, directory: str, nodes: list[str], bound: int) -> dict[str, bytes | None]:
     """Each node's stored bytes (``None``: no record), in the order asked (sorted when all are)."""
     if not nodes:
         entries = kv.scan(directory)
-        _check_count(len(entries), f"under {directory}")
+        _check_count(len(entries), f"under {directory}", bound)
         return {entry.key[len(directory) :]: entry.value for entry in sorted(entries, key=lambda e: e.key)}
-    from resource_extend.store import SPAN_KEYS
+    from resource_extend.etcd.kv import CHUNK_KEYS
 
+    # The wanted keys only, as the bulk verbs read them (store.get_many): never the span between them.
     wanted = list(dict.fromkeys(nodes))
     ordered = sorted(directory + node for node in wanted)
-    spans = [(ordered[i], ordered[min(i + SPAN_KEYS, len(ordered)) - 1]) for i in range(0, len(ordered), SPAN_KEYS)]
+    chunks = [ordered[i : i + CHUNK_KEYS] for i in range(0, len(ordered), CHUNK_KEYS)]
     found: dict[str, bytes] = {}
-    for entries in kv.scans(directory, spans):
-        for entry in entries:
-            found[entry.key] = entry.value
+    for chunk, entries in zip(chunks, kv.reads(chunks)):
+        for key, entry in zip(chunk, entries):
+            if entry is not None:
+                found[key] = entry.value
     return {node: found.get(directory + node) for node in wanted}
 
 

@@ -21,7 +21,9 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, Protocol, Self, TypeVar
+    from typing import Any, Callable, Generic, Self, TypeVar
+
+    from resource_extend.bounds import Bounds
 
     JSONObject = dict[str, Any]
     W = TypeVar("W")
@@ -31,24 +33,12 @@ if TYPE_CHECKING:
     N = TypeVar("N")
     Q = TypeVar("Q")
     H = TypeVar("H")
-
-    class DeployLimits(Protocol):
-        """What bounds a call's ``deploy_count``: the config (``Config`` has both), named in the refusal."""
-
-        @property
-        def max_deploy_count(self) -> int: ...
-
-        @property
-        def path(self) -> str: ...
 else:
     from resource_extend.typeshim import Generic
 
     JSONObject = dict
     W = R = N = Q = H = None
 
-# 100000 identical storage plans took 3.3 s and 250 MB on the 2-core reference machine (docs/reliability.md);
-# ten times that took 95 s and 2.3 GB. No config raises a call above this.
-HARD_LIMIT = 100000
 # The key core passes the workloads on a node under, to the verbs that reconcile or set usage from them.
 WORKLOADS = "workloads_resource"
 
@@ -151,9 +141,9 @@ def workloads(req: JSONObject, parse: Callable[[JSONObject], W]) -> list[W]:
     return [parse(item) for item in obj_list(req, WORKLOADS) or []]
 
 
-def deploy_count(req: JSONObject, limits: DeployLimits) -> int:
+def deploy_count(req: JSONObject, bounds: Bounds) -> int:
     """calculate-deploy's ``deploy_count`` (its shape already checked by the request schema: decision 14),
-    bounded by the config's ``scheduler.max_deploy_count`` and ``HARD_LIMIT``.
+    bounded by the config's ``scheduler.max_deploy_count`` (and, with the workload, ``max_deploy_work``).
 
     A call plans every workload in memory and answers them all at once, so the count is bounded where the
     answer still fits core's 30 s call timeout comfortably (docs/protocol.md "Huge counts").
@@ -164,15 +154,10 @@ def deploy_count(req: JSONObject, limits: DeployLimits) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
     count = int(value)
-    bound = min(limits.max_deploy_count, HARD_LIMIT)
     if count < 0:
         raise PluginError(f"deploy_count {count}: want a non-negative integer")
-    if count > bound:
-        raise PluginError(
-            f"deploy_count {count} is more than one call plans ({bound}: scheduler.max_deploy_count of "
-            f"{limits.path} is {limits.max_deploy_count}, and never above {HARD_LIMIT}): "
-            f"not enough resource; deploy at most {bound} workloads per node and call"
-        )
+    if count > bounds.max_deploy_count:
+        raise bounds.deploy_count_error(count)
     return count
 
 
@@ -310,13 +295,24 @@ class DeployCapacity(Generic[Q]):
         self.request = request
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
+    def from_json(cls, doc: JSONObject, bounds: Bounds) -> Self:
         names = bulk_nodenames(doc)
-        return cls(names, cls.read_request(doc, "workload_resource"))
+        request = cls.read_request(doc, "workload_resource")
+        # Every node is counted for this workload (decision 18): nodes x its bindings or products.
+        bounds.check_work(cls.items(request), cls.ITEMS, len(names), "nodes")
+        return cls(names, request)
 
     @classmethod
     def read_request(cls, doc: JSONObject, key: str) -> Q:
         """A new workload's request under ``key``, checked as a new workload's."""
+        raise NotImplementedError
+
+    # What the work of a workload is counted in (decision 18), named in a refusal: the plugin's own.
+    ITEMS = "items"
+
+    @classmethod
+    def items(cls, request: Q) -> int:
+        """How many bindings or products ``request`` names: what the plugin's work grows with."""
         raise NotImplementedError
 
 
@@ -331,14 +327,23 @@ class Deploy(Generic[Q]):
         self.request = request
 
     @classmethod
-    def from_json(cls, doc: JSONObject, limits: DeployLimits) -> Self:
+    def from_json(cls, doc: JSONObject, bounds: Bounds) -> Self:
         name = nodename(doc)
-        count = deploy_count(doc, limits)
-        return cls(name, count, cls.read_request(doc, "workload_resource_request"))
+        count = deploy_count(doc, bounds)
+        request = cls.read_request(doc, "workload_resource_request")
+        bounds.check_work(cls.items(request), cls.ITEMS, count, "deploy_count")
+        return cls(name, count, request)
 
     @classmethod
     def read_request(cls, doc: JSONObject, key: str) -> Q:
         """As ``DeployCapacity.read_request``."""
+        raise NotImplementedError
+
+    ITEMS = "items"
+
+    @classmethod
+    def items(cls, request: Q) -> int:
+        """As ``DeployCapacity.items``."""
         raise NotImplementedError
 
 
@@ -354,10 +359,14 @@ class Realloc(Generic[Q, H]):
         self.current = current
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
+    def from_json(cls, doc: JSONObject, bounds: Bounds) -> Self:
         name = nodename(doc)
         request = cls.read_change(obj(doc, "workload_resource_request"))
-        return cls(name, request, cls.read_current(obj(doc, "workload_resource")))
+        current = cls.read_current(obj(doc, "workload_resource"))
+        # One workload, planned once: the change and the holdings are each a workload's worth (decision 18).
+        bounds.check_items(cls.change_items(request), cls.ITEMS)
+        bounds.check_items(cls.current_items(current), cls.ITEMS)
+        return cls(name, request, current)
 
     @classmethod
     def read_change(cls, value: JSONObject | None) -> Q:
@@ -365,4 +374,14 @@ class Realloc(Generic[Q, H]):
 
     @classmethod
     def read_current(cls, value: JSONObject | None) -> H:
+        raise NotImplementedError
+
+    ITEMS = "items"
+
+    @classmethod
+    def change_items(cls, request: Q) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def current_items(cls, current: H) -> int:
         raise NotImplementedError

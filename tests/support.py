@@ -16,6 +16,7 @@ import pytest
 from hypothesis import strategies as st
 
 from resource_extend import decoding
+from resource_extend.bounds import Bounds
 from resource_extend.decoding import INT64_MAX, INT64_MIN
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
@@ -236,35 +237,33 @@ def capacity_of(record: StorageRecord) -> NodeResource:
 # -- request values against the reading they replaced (tests/unit/<plugin>/test_request.py) ---------------
 
 
-class DeployLimits:
-    """What a request value reads off the config: the bound on deploy_count and the file that sets it."""
-
-    def __init__(self, path: str, max_deploy_count: int = 10) -> None:
-        self.max_deploy_count = max_deploy_count
-        self.path = path
+def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
+    """What a request value reads off the config: the bounds (a small deploy_count one) and the file."""
+    return Bounds(path, max_deploy_count=max_deploy_count)
 
 
-def old_deploy_count(req: dict[str, Any], limits: DeployLimits) -> int:
-    """deploy_count as both plugins' handlers read it before requests became values."""
+def old_deploy_count(req: dict[str, Any], limits: Bounds) -> int:
+    """deploy_count as both plugins' handlers read it before requests became values (with the refusal's
+    words of the bounds module, which replaced a hard limit of 100000 by scheduler.max_deploy_work)."""
     value = req.get("deploy_count")
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
     count = int(value)
-    bound = min(limits.max_deploy_count, 100000)
+    bound = limits.max_deploy_count
     if count < 0:
         raise PluginError(f"deploy_count {count}: want a non-negative integer")
     if count > bound:
         raise PluginError(
-            f"deploy_count {count} is more than one call plans ({bound}: scheduler.max_deploy_count of "
-            f"{limits.path} is {limits.max_deploy_count}, and never above 100000): "
-            f"not enough resource; deploy at most {bound} workloads per node and call"
+            f"deploy_count {count} is more than one call plans (scheduler.max_deploy_count of {limits.path} is "
+            f"{bound}; raise it there to allow more): not enough resource; deploy at most {bound} workloads per "
+            "node and call"
         )
     return count
 
 
-def shared_request_readers(module: Any, limits: DeployLimits) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
+def shared_request_readers(module: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
     """What each request value of ``module`` (a plugin's request module) holds, for the shapes params
     writes once for both plugins: the new side of the differential request tests."""
 
@@ -273,7 +272,7 @@ def shared_request_readers(module: Any, limits: DeployLimits) -> dict[str, Calla
         return value.nodename, value.resource, value.workloads, value.delta, value.incr
 
     def deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = module.DeployCapacity.from_json(req)
+        value = module.DeployCapacity.from_json(req, limits)
         return value.nodenames, value.request
 
     def deploy(req: dict[str, Any]) -> tuple[Any, ...]:
@@ -281,7 +280,7 @@ def shared_request_readers(module: Any, limits: DeployLimits) -> dict[str, Calla
         return value.nodename, value.count, value.request
 
     def realloc(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = module.Realloc.from_json(req)
+        value = module.Realloc.from_json(req, limits)
         return value.nodename, value.request, value.current
 
     return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ def test_max_deploy_count_must_be_an_integer_from_one_to_a_million(tmp_path: Pat
 
 @pytest.mark.parametrize("value", [1, 1_000_000])
 def test_max_deploy_count_bounds_are_valid(value: int) -> None:
-    assert config.parse("x", {**etcd_with(), "scheduler": {"max_deploy_count": value}}).max_deploy_count == value
+    assert config.parse("x", {**etcd_with(), "scheduler": {"max_deploy_count": value}}).bounds.max_deploy_count == value
 
 
 @pytest.mark.parametrize("url", ["ftp://x", "http://", "https://:2379", "127.0.0.1:2379", "http://a:0", "x"])
@@ -95,7 +96,7 @@ def test_core_keys_in_the_shared_sections_are_accepted() -> None:
         "log_level": "info",
         "anything": {"else": 1},
     }
-    assert config.parse("x", doc).max_deploy_count == 5
+    assert config.parse("x", doc).bounds.max_deploy_count == 5
 
 
 # -- TLS files ----------------------------------------------------------------------------------------
@@ -178,3 +179,90 @@ def test_the_executable_refuses_dev_zero_and_a_fifo_promptly(target: str, tmp_pa
     out = run_plugin(executable("gpu"), "get-node-resource-info", b'{"nodename": "n1"}', str(tmp_path), 10, env)
     assert out.status == 128 and out.stdout == ""
     assert "not a regular file" in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+# -- how the file is read: yaml.safe_load's reading, never libyaml's (issue 20 items 6 and 7) -------------
+
+
+def test_an_empty_config_flag_is_refused_not_a_fallback(tmp_path: Path) -> None:
+    with pytest.raises(PluginError, match=r"--config was given an empty path"):
+        config.load("gpu", "")
+
+
+@pytest.mark.parametrize("argv", [["--config", ""], ["--config="]])
+def test_the_executable_refuses_an_empty_config_flag_in_one_line(argv: list[str], tmp_path: Path) -> None:
+    # A good file sits where the fallbacks would find it: an empty flag must not read it.
+    (tmp_path / "gpu.yaml").write_text(json.dumps(etcd_with()))
+    env = {**os.environ, config.CONFIG_ENV: str(tmp_path / "gpu.yaml")}
+    done = subprocess.run(
+        [executable("gpu"), *argv, "calculate-remap"],
+        input=b"{}",
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=30,
+        env=env,
+    )
+    assert (done.returncode, done.stdout) == (128, b"")
+    assert done.stderr.decode().splitlines() == [
+        "resource-gpu calculate-remap: config: --config was given an empty path: pass the file's path, or leave "
+        f"--config out to read ${config.CONFIG_ENV} or ./gpu.yaml"
+    ]
+
+
+# What libyaml's CSafeLoader reads differently from yaml.safe_load; the plugins read as safe_load does.
+SAFE_LOAD_READINGS = {
+    "tab in a plain scalar": (f"etcd:\n  machines: [{GOOD}]\n  prefix: /eru\tx\n", "refused"),
+    "an empty tag": (f"etcd:\n  machines: [{GOOD}]\n  prefix: !\n", "/eru"),  # null: the default, not ''
+    "a BOM mid-file": (f"etcd:\n  machines: [{GOOD}]\n  prefix: /p\n\ufeffscheduler:\n  max_deploy_cnt: 5\n", "/p"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAFE_LOAD_READINGS))
+def test_the_config_is_read_as_yaml_safe_load_reads_it(case: str, tmp_path: Path) -> None:
+    text, prefix = SAFE_LOAD_READINGS[case]
+    if prefix == "refused":
+        with pytest.raises(PluginError, match=r"config .*gpu\.yaml: invalid YAML at line 3"):
+            load_text(tmp_path, text)
+    else:
+        # The BOM makes '\ufeffscheduler' a top-level key of core's, so its typo is not ours to refuse.
+        assert load_text(tmp_path, text).etcd.prefix == prefix
+
+
+def test_the_loader_never_uses_libyaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import yaml
+
+    class Refused(yaml.SafeLoader):
+        def __init__(self, stream: Any) -> None:
+            raise AssertionError("CSafeLoader used")
+
+    monkeypatch.setattr(yaml, "CSafeLoader", Refused, raising=False)
+    assert load_text(tmp_path, f"etcd:\n  machines: [{GOOD}]\n  prefix: '/a\tb'\n").etcd.prefix == "/a\tb"
+
+
+# Files PyYAML reads (or refuses) that the fast path's JSON reading cannot: through the executable, which
+# imports no json package (on 3.10 and 3.11 the bare C scanner raised SystemError: issue 20 item 1).
+ODD_FILES = {
+    "a trailing comma": (f'{{"etcd": {{"machines": ["{GOOD}"],}}}}', None),
+    "a leading zero": (f'{{"etcd": {{"machines": ["{GOOD}"], "total_timeout": 010}}}}', None),
+    "a leading zero, NaN": (
+        f'{{"etcd": {{"machines": ["{GOOD}"], "total_timeout": NaN}}}}',
+        "etcd.total_timeout: 'NaN'",
+    ),
+    "an impossible date": (f"etcd:\n  machines: [{GOOD}]\n  total_timeout: 2001-02-30\n", "invalid YAML: ValueError"),
+    "an unclosed JSON object": (f'{{"etcd": {{"machines": ["{GOOD}"]}}', "invalid YAML at line 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_FILES))
+def test_a_file_the_fast_path_cannot_read_is_pyyamls_to_read_or_refuse(case: str, tmp_path: Path) -> None:
+    text, refusal = ODD_FILES[case]
+    (tmp_path / "gpu.yaml").write_text(text)
+    out = run_plugin(executable("gpu"), "calculate-remap", b"{}", str(tmp_path))
+    assert "internal error" not in out.stderr
+    if refusal is None:
+        assert (out.status, out.stderr) == (0, ""), out
+    else:
+        assert (out.status, out.stdout) == (128, ""), out
+        lines = out.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("resource-gpu calculate-remap: config gpu.yaml: "), out.stderr
+        assert refusal in lines[0], lines[0]

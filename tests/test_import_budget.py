@@ -39,8 +39,9 @@ BUDGET = _budget(
     """
 the entry modules (the shebang's -c imports the start module from the archive's root)
     plugins plugins.gpu plugins.storage _resource_extend_start
-the command line, verb table, config, JSON, schema checks, store, the node verbs both plugins share
+the command line, verb table, config and its work bounds, JSON, schema checks, store, the node verbs both plugins share
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
+    resource_extend.bounds
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.decoding resource_extend.store resource_extend.params resource_extend.nodeverbs
     resource_extend.typeshim

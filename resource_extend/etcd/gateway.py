@@ -278,9 +278,9 @@ _RANGE = "/v3/kv/range"
 _TXN = "/v3/kv/txn"
 
 # What parsing an answer's JSON can raise when the bytes are not what etcd sends: a JSON or base64 error
-# (ValueError), a missing or mistyped field. SystemError: the C JSON scanner on 3.10 and 3.11 when
-# json.decoder was never imported (issue 20); RecursionError: nesting deeper than the interpreter's stack.
-_BAD_REPLY = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError, SystemError)
+# (ValueError), a missing or mistyped field; RecursionError: nesting deeper than the interpreter's stack.
+# (jsonio.loads never lets the C scanner's SystemError of 3.10/3.11 out: it falls back to the json package.)
+_BAD_REPLY = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
 
 
 def _document(data: bytes) -> dict[str, Any]:

@@ -29,7 +29,7 @@ GpuCall = Call[GpuRecord]
 
 
 def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
-    request = DeployCapacity.from_json(call.request)
+    request = DeployCapacity.from_json(call.request, call.config.bounds)
     records = call.store.get_many(request.nodenames)
     return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
 
@@ -42,7 +42,7 @@ def explainer(request_doc: dict[str, Any], config: Config) -> Callable[[GpuRecor
 
 
 def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
-    request = Deploy.from_json(call.request, call.config)
+    request = Deploy.from_json(call.request, call.config.bounds)
     record, known = deploy.target_record(call, request.nodename)
     try:
         allocate(record.available(), request.request, request.count)
@@ -53,7 +53,7 @@ def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
 
 
 def calculate_realloc(call: GpuCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
-    request = Realloc.from_json(call.request)
+    request = Realloc.from_json(call.request, call.config.bounds)
     wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)
     return {
         "engine_params": prodmap.to_json(wanted),

@@ -111,6 +111,21 @@ class _Payloads:
         prodmap.validate(current)
         return current
 
+    # The work of a GPU workload grows with the products it names (decision 18).
+    ITEMS = "products"
+
+    @classmethod
+    def items(cls, request: ProdMap) -> int:
+        return len(request)
+
+    @classmethod
+    def change_items(cls, request: MaybeMap) -> int:
+        return len(request or ())
+
+    @classmethod
+    def current_items(cls, current: MaybeMap) -> int:
+        return len(current or ())
+
 
 class SetInfo(_Payloads, params.SetInfo[GpuRecord]):
     __slots__ = ()

@@ -6,7 +6,7 @@ set-node-resource-usage. Unknown nodes read as the empty record (spec storage-sc
 
 from __future__ import annotations
 
-from resource_extend.capacity import Limit, check_deploy_count, deploy_capacity_response, ratio, trunc_div
+from resource_extend.capacity import Limit, deploy_capacity_response, ratio, trunc_div
 from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
@@ -99,7 +99,6 @@ def deploy(
 
     Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times.
     """
-    check_deploy_count(count)
     count = max(count, 0)
     if request.storage_request > 0:
         room = storage_room(record, request.storage_request)
@@ -196,8 +195,8 @@ def realloc(
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
-    request = DeployCapacity.from_json(call.request)
-    bound = call.config.max_deploy_count
+    request = DeployCapacity.from_json(call.request, call.config.bounds)
+    bound = call.config.bounds.max_deploy_count
     return deploy_capacity_response(
         call.store.get_many(request.nodenames), lambda record: node_deploy_capacity(record, request.request, bound)
     )
@@ -207,12 +206,12 @@ def explainer(request_doc: WireObject, config: Config) -> Callable[[StorageRecor
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
     request = DeployCapacity.read_request(request_doc, "workload_resource")
-    bound = config.max_deploy_count
+    bound = config.bounds.max_deploy_count
     return lambda record: node_deploy_limit(record, request, bound)
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
-    request = Deploy.from_json(call.request, call.config)
+    request = Deploy.from_json(call.request, call.config.bounds)
     record, known = target_record(call, request.nodename)
     try:
         engines, resources = deploy(record, request.request, request.count)
@@ -225,6 +224,6 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
-    request = Realloc.from_json(call.request)
+    request = Realloc.from_json(call.request, call.config.bounds)
     engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.current)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

@@ -334,6 +334,26 @@ class _Payloads:
     def read_current(cls, value: JSONObject | None) -> WorkloadResource:
         return WorkloadResource.from_json(value)
 
+    # The work of a storage workload grows with its bindings, the request's and the limit's lists (decision 18).
+    ITEMS = "volume bindings"
+
+    @classmethod
+    def items(cls, request: WorkloadRequest) -> int:
+        return max(len(request.volumes_request), len(request.volumes_limit))
+
+    @classmethod
+    def change_items(cls, request: WorkloadRequest) -> int:
+        return cls.items(request)
+
+    @classmethod
+    def current_items(cls, current: WorkloadResource) -> int:
+        return max(
+            len(current.volumes_request),
+            len(current.volumes_limit),
+            len(current.volume_plan_request),
+            len(current.volume_plan_limit),
+        )
+
 
 class SetInfo(_Payloads, params.SetInfo[StorageRecord]):
     __slots__ = ()

@@ -21,7 +21,7 @@ def test_flag_beats_environment_beats_working_directory(monkeypatch: pytest.Monk
 def test_defaults_apply_to_a_minimal_file() -> None:
     loaded = config.parse("x", {"etcd": {"machines": ["http://127.0.0.1:2379"]}})
     assert loaded.etcd.prefix == "/eru"
-    assert loaded.max_deploy_count == 10000
+    assert loaded.bounds.max_deploy_count == 10000
     assert not any(e.tls for e in loaded.etcd.endpoints) and not loaded.etcd.client_certificate
 
 

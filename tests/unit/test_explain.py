@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend import explain
+from resource_extend.bounds import Bounds
 from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
 from resource_extend.errors import PluginError
@@ -28,15 +29,15 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 
 def config(max_deploy_count: int = 1000) -> Config:
-    return Config("test.yaml", EtcdConfig(("http://127.0.0.1:1",), "/eru"), max_deploy_count)
+    return Config("test.yaml", EtcdConfig(("http://127.0.0.1:1",), "/eru"), Bounds("test.yaml", max_deploy_count))
 
 
 def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], bound: int) -> dict[str, Any]:
     """get-nodes-deploy-capacity's answer for these records, as the verb computes it after its read."""
     if plugin == "gpu":
-        gpu = GpuDeployCapacity.from_json(request)
+        gpu = GpuDeployCapacity.from_json(request, Bounds("test.yaml"))
         return dict(deploy_capacity_response(records, lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)))
-    storage = StorageDeployCapacity.from_json(request)
+    storage = StorageDeployCapacity.from_json(request, Bounds("test.yaml"))
     return dict(
         deploy_capacity_response(records, lambda r: storage_verbs.node_deploy_capacity(r, storage.request, bound))
     )

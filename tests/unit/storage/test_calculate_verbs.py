@@ -10,7 +10,6 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from resource_extend.capacity import MAX_DEPLOY_COUNT
 from resource_extend.errors import PluginError
 from resource_extend.storage.calculate_verbs import (
     deploy,
@@ -89,7 +88,6 @@ def test_deploy_plans_each_workload_on_a_device_and_keeps_limit_headroom() -> No
     [
         ({"storage": "3T"}, 2, "not enough storage"),
         ({"volumes": ["AUTO:/d:rwm:2T"]}, 1, "not enough volume plan"),
-        ({}, MAX_DEPLOY_COUNT + 1, "deploy_count 1000001 > 1000000"),
     ],
 )
 def test_deploy_shortfalls_are_insufficient_resource(req: dict[str, Any], count: int, words: str) -> None:
