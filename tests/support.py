@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -314,3 +315,41 @@ def site_pages() -> list[str]:
         return pages
 
     return flat(yaml.safe_load((root / "mkdocs.yml").read_text())["nav"])
+
+
+# -- the interpreters this machine has (decision 16): tests run the built files under each, as core would ----
+
+PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+OLD_MINORS = ("3.6", "3.7", "3.8")
+SUPPORTED_MINORS = ("3.9", "3.10", "3.11", "3.12", "3.13")
+
+
+def find(minor: str) -> str | None:
+    """An interpreter of that minor: pyenv's, else python3.X on PATH."""
+    for candidate in sorted(PYENV.glob(f"{minor}.*/bin/python{minor}")):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which(f"python{minor}")
+
+
+INTERPRETERS = {minor: find(minor) for minor in (*OLD_MINORS, *SUPPORTED_MINORS)}
+SYSTEM = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else None
+
+
+def interpreter(label: str) -> str:
+    path = SYSTEM if label == "system" else INTERPRETERS.get(label)
+    if path is None:
+        pytest.skip(f"no Python {label} on this machine")
+    return path
+
+
+def as_python3(tmp_path: Path, python: str) -> dict[str, str]:
+    """An environment whose PATH finds ``python`` as python3 first, as core's service environment would."""
+    bin_dir = tmp_path / "python3-bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    link = bin_dir / "python3"
+    if not link.exists():
+        link.symlink_to(python)
+    env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    return env

@@ -22,42 +22,16 @@ import pytest
 
 from resource_extend_dev.conformance import Outcome, run_plugin, verdict, write_config
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, executable, sample_cases
-
-PYENV = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-OLD_MINORS = ("3.6", "3.7", "3.8")
-SUPPORTED_MINORS = ("3.9", "3.10", "3.11", "3.12", "3.13")
-
-
-def find(minor: str) -> str | None:
-    """An interpreter of that minor: pyenv's, else python3.X on PATH."""
-    for candidate in sorted(PYENV.glob(f"{minor}.*/bin/python{minor}")):
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which(f"python{minor}")
-
-
-INTERPRETERS = {minor: find(minor) for minor in (*OLD_MINORS, *SUPPORTED_MINORS)}
-SYSTEM = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else None
-
-
-def interpreter(label: str) -> str:
-    path = SYSTEM if label == "system" else INTERPRETERS.get(label)
-    if path is None:
-        pytest.skip(f"no Python {label} on this machine")
-    return path
-
-
-def as_python3(tmp_path: Path, python: str) -> dict[str, str]:
-    """An environment whose PATH finds ``python`` as python3 first, as core's service environment would."""
-    bin_dir = tmp_path / "python3-bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    link = bin_dir / "python3"
-    if not link.exists():
-        link.symlink_to(python)
-    env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    return env
+from tests.support import (
+    INTERPRETERS,
+    OLD_MINORS,
+    PLUGINS,
+    SUPPORTED_MINORS,
+    as_python3,
+    executable,
+    interpreter,
+    sample_cases,
+)
 
 
 def reference_python() -> str:
