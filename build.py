@@ -45,13 +45,12 @@ GRPC_DEPS = ("etcd-sdk-python==0.0.7", "grpcio>=1.66.2,<2", "protobuf>=5.27.2,<8
 # copied into each archive with the build's constants written in: start.py as the archive's root module,
 # which the default build's shebang imports, and extract.py as the --grpc build's __main__.
 BOOT = ROOT / "resource_extend" / "boot"
-START_MODULE = "_resource_extend_start"
+START_MODULE = "_resource_extend_start"  # boot/stub.py: what the shebang imports
+BOOT_MODULE = "_resource_extend_boot"  # boot/start.py, in the tables
 # The default build's __main__, for `python3 ./resource-gpu` and shebangs with an absolute interpreter.
 ZIPAPP_MAIN = f"""\
-# Written by build.py: the start module does everything (it parses on any Python 3).
-import {START_MODULE}
-
-{START_MODULE}.run_as_zipapp()
+# Written by build.py: the stub does everything (it parses on any Python 3).
+import {START_MODULE}  # noqa: F401
 """
 
 
@@ -103,6 +102,9 @@ def stage(plugin: str, out: Path, deps: Path, extract: bool = False, build_info:
     (out / "resource_extend" / "_build_info.py").write_text(
         f'"""Written by build.py."""\n\nREVISION = {git_revision()!r}\nBUILT = {build_time()!r}\n{build_info}'
     )
+    if not extract:
+        # The start, compiled into every table with the library (the stub runs it from there).
+        (out / f"{BOOT_MODULE}.py").write_text(boot_source("start", ENTRY=("plugins." + plugin, "main")))
     if extract:
         # Unchecked-hash pycs stay valid when the files are unpacked with new timestamps.
         mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
@@ -257,16 +259,19 @@ def rewrite_main(
             for info in src.infolist():
                 if info.filename.startswith("_bootstrap/"):
                     continue  # shiv's extraction code: neither of our starts runs it
+                if not extract and info.filename.startswith("site-packages/") and info.filename.endswith(".py"):
+                    continue  # in the tables: a member per module would cost each call reading its entry
                 if info.filename == "__main__.py":
                     add("__main__.py", main)
                 else:
                     dst.writestr(info, src.read(info))
             if not extract:
-                add(f"{START_MODULE}.py", boot_source("start", ENTRY=entry))
+                add(f"{START_MODULE}.py", boot_source("stub"))
                 # Stored, not deflated: a call reads its interpreter's table whole, and inflating costs more
                 # than the bytes.
                 for tag, table in sorted((tables or {}).items()):
-                    add(f"_code/{tag}.marshal", table)
+                    # Only an interpreter without its code table reads the sources: they may be deflated.
+                    add(f"_code/{tag}.marshal", table, zipfile.ZIP_DEFLATED if tag == "sources" else zipfile.ZIP_STORED)
             for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
@@ -338,11 +343,13 @@ def minor_of(tag: str) -> tuple[int, int]:
 
 
 def code_tables(site: Path, pythons: dict[str, str], work: Path) -> dict[str, bytes]:
-    """One code table of ``site`` per interpreter, each compiled by that interpreter (boot/codetable.py)."""
+    """One code table of ``site`` per interpreter, each compiled by that interpreter (boot/codetable.py), and
+    the table of its sources (``sources``) for any other."""
     sys.path.insert(0, str(ROOT))
-    from resource_extend.boot.start import FORMAT
+    from resource_extend.boot.codetable import source_table
+    from resource_extend.boot.stub import FORMAT
 
-    tables: dict[str, bytes] = {}
+    tables: dict[str, bytes] = {"sources": source_table(str(site), FORMAT)}
     for tag, python in pythons.items():
         out = work / f"{site.name}-{tag}.marshal"
         sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"))

@@ -289,7 +289,7 @@ def _bytecode(precompiled: tuple[str, ...], built_for: tuple[str, str, str] | No
     if built_for is not None:  # a --grpc build: its __main__ refuses any other interpreter or platform
         tag, platform, machine = built_for
         return f"a --grpc build for {tag} on {platform}/{machine} only, which this python3 ({minor}) is"
-    start = sys.modules.get("_resource_extend_start")
+    start = sys.modules.get("_resource_extend_boot")
     if start is None:
         return f"not a built executable: this python3 ({minor}) imports the checkout's modules"
     built = f"precompiled for {', '.join(precompiled)}" if precompiled else "none precompiled"

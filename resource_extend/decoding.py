@@ -8,8 +8,6 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import math
-
 from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
@@ -108,7 +106,7 @@ def strict_int(value: Any, where: str) -> int:
         raise PluginError(f"json: cannot unmarshal {json_kind(value)} into {where} of type int64")
     number: int
     if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer() or abs(value) >= 1e21:
+        if not value.is_integer() or abs(value) >= 1e21:  # is_integer() is False for inf and nan too
             raise PluginError(f"json: cannot unmarshal number {value!r} into {where} of type int64")
         number = int(value)
     else:

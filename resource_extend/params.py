@@ -9,8 +9,6 @@ get-node-resource-info and fix-node-resource share are here.
 
 from __future__ import annotations
 
-import math
-
 # Go's rules live in decoding; these names stay importable from here for the modules that read them so.
 from resource_extend.decoding import INT64_MAX as INT64_MAX
 from resource_extend.decoding import decimal_int64
@@ -72,7 +70,7 @@ def integer(req: JSONObject, key: str) -> int:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return round(value) if math.isfinite(value) else 0
+        return round(value) if value - value == 0 else 0  # finite: inf - inf and nan - nan are nan (no math import)
     parsed = decimal_int64(value) if isinstance(value, str) else None
     return 0 if parsed is None else parsed
 

@@ -37,8 +37,8 @@ def _budget(table: str) -> dict[str, str]:
 
 BUDGET = _budget(
     """
-the entry modules (the shebang's -c imports the start module from the archive's root)
-    plugins plugins.gpu plugins.storage _resource_extend_start
+the entry modules (the shebang's -c imports the stub from the archive's root; it runs the start from the table)
+    plugins plugins.gpu plugins.storage _resource_extend_start _resource_extend_boot
 the command line, verb table, config and its work bounds, JSON, schema checks, store, the node verbs both plugins share
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
     resource_extend.bounds
@@ -67,8 +67,6 @@ from __future__ import annotations, in every module
 the C halves of json, socket and base64 (jsonio, etcd/connection.py, etcd/gateway.py): their Python
 wrappers import re, enum, functools and collections, which cost a call more than its etcd round trip
     _json _socket binascii
-math: params.py, decoding.py
-    math
 """
 )
 # Only a build with an absolute interpreter (one shebang argument, no -c) runs the archive as a zipapp,

@@ -25,32 +25,45 @@ def module_name(relative: str) -> "tuple[str, bool] | None":
     return ".".join(parts), package
 
 
-def compile_table(site: str, header: bytes) -> bytes:
-    """Every module under ``site`` compiled by this interpreter, as start.read_table reads it.
-
-    A module this interpreter cannot compile fails the build, naming it: the code must parse on the
-    oldest supported minor.
-    """
-    modules = {}
+def modules_of(site: str) -> "list[tuple[str, bool, str, bytes]]":
+    """Every module under ``site``: (name, is a package, path relative to ``site``, source), in path order."""
+    found = []
     for directory, subdirectories, files in os.walk(site):
         subdirectories.sort()
         for file in sorted(files):
             path = os.path.join(directory, file)
             relative = os.path.relpath(path, site).replace(os.sep, "/")
             named = module_name(relative)
-            if named is None:
-                continue
-            with open(path, "rb") as handle:
-                source = handle.read()
-            try:
-                code = compile(source, "site-packages/" + relative, "exec", dont_inherit=True, optimize=0)
-            except SyntaxError as exc:
-                raise SystemExit(  # noqa: B904  (the message carries the error; 3.6 must parse this file too)
-                    "codetable: Python %d.%d cannot compile %s: %s" % (*sys.version_info[:2], relative, exc)
-                )
-            modules[named[0]] = (named[1], marshal.dumps(code))
+            if named is not None:
+                with open(path, "rb") as handle:
+                    found.append((named[0], named[1], relative, handle.read()))
+    return found
+
+
+def compile_table(site: str, header: bytes) -> bytes:
+    """Every module under ``site`` compiled by this interpreter, as the stub reads a code table.
+
+    A module this interpreter cannot compile fails the build, naming it: the code must parse on the
+    oldest supported minor.
+    """
+    modules = {}
+    for name, package, relative, source in modules_of(site):
+        try:
+            code = compile(source, "site-packages/" + relative, "exec", dont_inherit=True, optimize=0)
+        except SyntaxError as exc:
+            raise SystemExit(  # noqa: B904  (the message carries the error; 3.6 must parse this file too)
+                "codetable: Python %d.%d cannot compile %s: %s" % (*sys.version_info[:2], relative, exc)
+            )
+        modules[name] = (package, marshal.dumps(code))
     external = sys.modules["_frozen_importlib_external"]
     return marshal.dumps((header, external.MAGIC_NUMBER, modules))
+
+
+def source_table(site: str, header: bytes) -> bytes:
+    """Every module under ``site`` as its source, for interpreters without a code table: the same layout,
+    with ``b"source"`` where a code table has its interpreter's magic number."""
+    modules = {name: (package, source) for name, package, _, source in modules_of(site)}
+    return marshal.dumps((header, b"source", modules))
 
 
 def main(args: "list[str]") -> None:

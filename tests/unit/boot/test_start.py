@@ -1,4 +1,4 @@
-"""The default build's start, in-process: the refusal line, the code table's format and its finder.
+"""The default build's start, in-process: the refusal line, the tables and the finder over them.
 
 What depends on the interpreter (does 3.6 parse it, does each minor load its table) is tested through the
 built executables under real interpreters in tests/test_interpreters.py.
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import marshal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from resource_extend.boot import codetable, start
+from resource_extend.boot import codetable, start, stub
 
 
 @pytest.mark.parametrize(
@@ -38,12 +39,6 @@ def test_interpreters_before_3_9_get_one_line_naming_both_versions() -> None:
     assert start.too_old("resource-gpu", ["add-node"], (4, 0)) is None
 
 
-def test_each_interpreter_looks_for_its_own_table_and_one_without_bytecode_for_none() -> None:
-    assert start.table_name("cpython-312") == "_code/cpython-312.marshal"
-    assert start.table_name(None) is None
-    assert start.table_name("") is None
-
-
 def site_tree(root: Path) -> Path:
     site = root / "site"
     (site / "pkg" / "sub").mkdir(parents=True)
@@ -55,55 +50,12 @@ def site_tree(root: Path) -> Path:
     return site
 
 
-def test_a_table_holds_every_importable_module_once_with_its_package_flag(tmp_path: Path) -> None:
-    data = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    modules = start.read_table(data, start.magic())
-    assert modules is not None
-    assert {name: package for name, (package, _) in modules.items()} == {
-        "pkg": True,
-        "pkg.sub": True,
-        "pkg.sub.leaf": False,
-    }
-
-
-def test_a_table_from_another_interpreter_or_another_format_is_not_used(tmp_path: Path) -> None:
-    data = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    assert start.read_table(data, b"\x00\x00\r\n") is None  # another minor's magic number
-    other = codetable.compile_table(str(site_tree(tmp_path / "b")), b"resource-extend code table 0")
-    assert start.read_table(other, start.magic()) is None
-    assert start.read_table(b"not marshal", start.magic()) is None
-    assert start.read_table(marshal.dumps(("a", "b")), start.magic()) is None
-
-
-def test_a_module_the_interpreter_cannot_compile_fails_the_build_naming_it(tmp_path: Path) -> None:
-    site = site_tree(tmp_path)
-    (site / "pkg" / "broken.py").write_text("def (:\n")
-    with pytest.raises(SystemExit, match=r"cannot compile pkg/broken\.py"):
-        codetable.compile_table(str(site), start.FORMAT)
-
-
-def test_modules_from_the_table_import_with_the_paths_they_have_in_the_archive(tmp_path: Path) -> None:
-    data = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    modules = start.read_table(data, start.magic())
-    assert modules is not None
-    table = start.CodeTable("/opt/plugins/resource-x", modules)
-    sys.meta_path.insert(0, table)
-    try:
-        import pkg.sub.leaf  # type: ignore[import-not-found]
-
-        assert pkg.sub.leaf.LEAF == "package leaf"
-        assert pkg.sub.leaf.__file__ == "/opt/plugins/resource-x/site-packages/pkg/sub/leaf.py"
-        assert pkg.__path__ == ["/opt/plugins/resource-x/site-packages/pkg"]
-        assert pkg.sub.leaf.__loader__ is table and table.archive == "/opt/plugins/resource-x"
-        assert table.find_spec("json") is None  # anything else is left to the other finders
-    finally:
-        sys.meta_path.remove(table)
-        for name in ("pkg", "pkg.sub", "pkg.sub.leaf"):
-            sys.modules.pop(name, None)
+def magic() -> bytes:
+    return sys.modules["_frozen_importlib_external"].MAGIC_NUMBER  # type: ignore[no-any-return]
 
 
 class Members:
-    """A zipimporter's get_data over a dict: the one call install makes of it."""
+    """A zipimporter's get_data over a dict: the one call the stub makes of it."""
 
     def __init__(self, members: dict[str, bytes]) -> None:
         self.members = members
@@ -114,23 +66,74 @@ class Members:
         return self.members[name]
 
 
+def read(data: bytes, expected: object) -> dict[str, tuple[bool, bytes]] | None:
+    return stub.table(Members({"t": data}), "t", expected)
+
+
+def test_a_table_holds_every_importable_module_once_with_its_package_flag(tmp_path: Path) -> None:
+    modules = read(codetable.compile_table(str(site_tree(tmp_path)), stub.FORMAT), magic())
+    assert modules is not None
+    assert {name: package for name, (package, _) in modules.items()} == {
+        "pkg": True,
+        "pkg.sub": True,
+        "pkg.sub.leaf": False,
+    }
+    sources = read(codetable.source_table(str(site_tree(tmp_path / "b")), stub.FORMAT), b"source")
+    assert sources is not None and sources.keys() == modules.keys()
+    assert sources["pkg"] == (True, b"VALUE = 'package'\n")
+
+
+def test_a_table_from_another_interpreter_or_another_format_is_not_used(tmp_path: Path) -> None:
+    data = codetable.compile_table(str(site_tree(tmp_path)), stub.FORMAT)
+    assert read(data, b"\x00\x00\r\n") is None  # another minor's magic number
+    other = codetable.compile_table(str(site_tree(tmp_path / "b")), b"resource-extend code table 0")
+    assert read(other, magic()) is None
+    assert read(b"not marshal", magic()) is None
+    assert read(marshal.dumps(("a", "b")), magic()) is None
+    assert stub.table(Members({}), "missing", magic()) is None
+
+
+def test_a_module_the_interpreter_cannot_compile_fails_the_build_naming_it(tmp_path: Path) -> None:
+    site = site_tree(tmp_path)
+    (site / "pkg" / "broken.py").write_text("def (:\n")
+    with pytest.raises(SystemExit, match=r"cannot compile pkg/broken\.py"):
+        codetable.compile_table(str(site), stub.FORMAT)
+
+
 @pytest.fixture
-def clean_paths() -> object:
-    path, meta = list(sys.path), list(sys.meta_path)
+def clean_imports() -> Iterator[None]:
+    meta = list(sys.meta_path)
     yield
-    sys.path[:], sys.meta_path[:] = path, meta
+    sys.meta_path[:] = meta
+    for name in ("pkg", "pkg.sub", "pkg.sub.leaf"):
+        sys.modules.pop(name, None)
 
 
-@pytest.mark.usefixtures("clean_paths")
-def test_install_serves_from_the_table_when_it_matches_and_else_leaves_the_sources(tmp_path: Path) -> None:
-    name = start.table_name(sys.implementation.cache_tag)
-    assert name is not None
-    data = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    finders = len(sys.meta_path)
-    assert start.install("/a/resource-x", Members({name: data})) is True
-    assert isinstance(sys.meta_path[0], start.CodeTable) and len(sys.meta_path) == finders + 1
-    assert "/a/resource-x/site-packages" in sys.path
+@pytest.mark.usefixtures("clean_imports")
+@pytest.mark.parametrize("compiled", [True, False])
+def test_modules_import_from_either_table_with_the_paths_they_have_in_the_archive(
+    compiled: bool, tmp_path: Path
+) -> None:
+    make = codetable.compile_table if compiled else codetable.source_table
+    modules = read(make(str(site_tree(tmp_path)), stub.FORMAT), magic() if compiled else b"source")
+    assert modules is not None
+    table = start.CodeTable("/opt/plugins/resource-x", modules, compiled=compiled)
+    sys.meta_path.insert(0, table)
+    import pkg.sub.leaf  # type: ignore[import-not-found]
+
+    assert pkg.sub.leaf.LEAF == "package leaf"
+    assert pkg.sub.leaf.__file__ == "/opt/plugins/resource-x/site-packages/pkg/sub/leaf.py"
+    assert pkg.__path__ == ["/opt/plugins/resource-x/site-packages/pkg"]
+    assert pkg.sub.leaf.__loader__ is table and table.archive == "/opt/plugins/resource-x"
+    assert table.find_spec("json") is None  # anything else is left to the other finders
+
+
+@pytest.mark.usefixtures("clean_imports")
+def test_install_serves_the_code_table_when_the_stub_found_one_and_else_the_sources(tmp_path: Path) -> None:
+    code = read(codetable.compile_table(str(site_tree(tmp_path)), stub.FORMAT), magic())
+    sources = read(codetable.source_table(str(site_tree(tmp_path / "b")), stub.FORMAT), b"source")
+    assert start.install("/a/resource-x", code, None) is True
+    assert isinstance(sys.meta_path[0], start.CodeTable) and sys.meta_path[0].compiled
     sys.meta_path.pop(0)
-    assert start.install("/a/resource-x", Members({})) is False  # a minor the build did not cover
-    assert start.install("/a/resource-x", Members({name: b"spoiled"})) is False
-    assert len(sys.meta_path) == finders
+    assert start.install("/a/resource-x", None, sources) is False
+    assert isinstance(sys.meta_path[0], start.CodeTable) and not sys.meta_path[0].compiled
