@@ -15,7 +15,15 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.decoding import INT64_MAX, INT64_MIN, is_decimal, is_go_float, plain_int64s
+from resource_extend.decoding import (
+    INT64_MAX,
+    INT64_MIN,
+    ascii_digits,
+    control_character,
+    is_decimal,
+    is_go_float,
+    plain_int64s,
+)
 from tests.support import record_numbers as numbers
 
 DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
@@ -44,6 +52,18 @@ def test_float_syntax_matches_strconv_parse_float_expression_exhaustively() -> N
 def test_both_syntaxes_match_their_expressions_on_drawn_text(text: str) -> None:
     assert is_decimal(text) == bool(DECIMAL.match(text))
     assert is_go_float(text) == bool(GO_FLOAT.match(text))
+
+
+DIGITS = re.compile(r"[0-9]+\Z")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+@given(st.text(alphabet=st.sampled_from("09٣²x \x00\x1f\x7f\x9f\xa0é"), max_size=8) | st.text(max_size=8))
+def test_digits_and_control_characters_match_their_expressions(text: str) -> None:
+    # The one digit check and the one control-character check every reader of names, paths and numbers uses.
+    assert ascii_digits(text) == bool(DIGITS.match(text))
+    found = CONTROL.search(text)
+    assert control_character(text) == (found.group(0) if found else None)
 
 
 @given(values=st.lists(numbers, max_size=6))
