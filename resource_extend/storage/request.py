@@ -11,7 +11,7 @@ reference does (aliases, human sizes, non-string list elements dropped).
 from __future__ import annotations
 
 from resource_extend import params
-from resource_extend.decoding import control_character
+from resource_extend.decoding import control_character, strict_int
 from resource_extend.errors import InvalidStorage, InvalidVolume, PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
@@ -246,7 +246,7 @@ def workload(doc: JSONObject) -> WorkloadResource:
 def storage_total(info: JSONObject) -> int:
     """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
     value = info.get("StorageTotal")
-    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
+    return 0 if value is None else strict_int(value, "info.StorageTotal")
 
 
 def stored_form(value: JSONObject | None, where: str) -> NodeResource:

@@ -12,6 +12,7 @@ import itertools
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,7 +24,9 @@ from resource_extend.decoding import (
     is_decimal,
     is_go_float,
     plain_int64s,
+    strict_int,
 )
+from resource_extend.errors import PluginError
 from tests.support import record_numbers as numbers
 
 DECIMAL = re.compile(r"[+-]?[0-9]+\Z")
@@ -71,3 +74,10 @@ def test_plain_int64s_holds_exactly_for_ints_a_field_reader_returns_unchanged(va
     unchanged = all(type(value) is int and INT64_MIN <= value <= INT64_MAX for value in values)
     assert plain_int64s(values) is unchanged
     assert plain_int64s(dict(enumerate(values)).values()) is unchanged
+
+
+def test_strict_int_accepts_integral_doubles_only() -> None:
+    assert strict_int(3.0, "x") == 3
+    for bad in (1.5, float("inf"), 2**63, "1", None, True):
+        with pytest.raises(PluginError):
+            strict_int(bad, "x")
