@@ -13,7 +13,7 @@ from resource_extend.storage.scheduler.limits import first_mount_short, mount_he
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from resource_extend.storage.disk import Disk, Quota
     from resource_extend.storage.scheduler.classes import ClassifiedRequest
@@ -32,7 +32,7 @@ def place_normal(
     """Best fit: each binding goes to the used volume with the least free space that holds it and whose
     disk has the quota; attempts repeat until one fails (its partial charges stay) or the bound.
 
-    Attempts are not simulated one by one: after one attempt, ``repeats`` works out in closed form for
+    Attempts are not simulated one by one: after one attempt, ``Pattern.repeats`` works out in closed form for
     how many more the very same choices are certain (every comparison the choices rest on is linear in
     the number of attempts), and those are charged at once. Only an attempt after which some comparison
     may flip is simulated, so the cost follows the number of changes of pattern, not of placements.
@@ -42,7 +42,7 @@ def place_normal(
     disk_of = {device: host.disk_at(device) for device in used}
     specs = [(binding.size, binding.quota) for binding in request.normal]
     mounts = [(host.disk_at(mount.source), mount.quota) for mount in request.iops_mounts]
-    # Negative sizes or quotas would break the monotonicity ``repeats`` relies on: simulate those plainly.
+    # Negative sizes or quotas would break the monotonicity ``Pattern.repeats`` relies on: simulate those plainly.
     may_jump = all(size >= 0 and min(quota) >= 0 for size, quota in specs) and all(
         min(quota) >= 0 for _, quota in mounts
     )
@@ -85,21 +85,12 @@ def place_normal(
             break
         times = 1
         if may_jump:
-            times = repeats(placed, specs, mounts, free, disk_of, quotas, normal_bound - count)
-            if times > 1:
-                _charge_repeats(placed, specs, mounts, free, disk_of, quotas, times - 1)
+            times = Pattern(placed, specs, mounts, disk_of).take(free, quotas, normal_bound - count)
         if count < keep:
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
-    result.normal_count = count
-    result.normal_devices = kept
-    # Bytes of the plans = what left the volumes, less what the failed last attempt took.
-    spent = {device: host.free[device] - left for device, left in free.items()}
-    if failed:
-        for device, (size, _) in zip(placed, specs):
-            spent[device] -= size
-    result.normal_bytes = spent
+    _record(host, result, count, kept, free, zip(placed, (size for size, _ in specs)) if failed else ())
 
 
 def place_sizes(
@@ -114,7 +105,7 @@ def place_sizes(
 
     Nothing charges a disk, so whether a volume may take a binding is fixed for the pass: its disk (if
     any) must have no negative quota left, as ``Quota.fits`` demands even of a zero charge. What is left is
-    best fit on bytes, ``repeats`` seeing no disk and no quota.
+    best fit on bytes, ``Pattern.repeats`` seeing no disk and no quota.
     """
     sizes = [binding.size for binding in request.normal]
     used = host.used
@@ -131,13 +122,8 @@ def place_sizes(
     while count < normal_bound:
         # The volume that takes the smallest binding also takes every other one while it holds the whole
         # attempt: any volume ahead of it in (free, name) is too small for all of them. It does so
-        # free // whole times in a row (what ``repeats`` would find, without simulating an attempt).
-        first: str | None = None
-        first_free = 0
-        for device in used:
-            left = free[device]
-            if left >= smallest and (first is None or left < first_free or (left == first_free and device < first)):
-                first, first_free = device, left
+        # free // whole times in a row (what ``Pattern.repeats`` would find, without simulating an attempt).
+        first, first_free = _best_fit(used, free, smallest)
         if first is not None and first_free >= whole > 0:
             times = min(first_free // whole, normal_bound - count)
             free[first] = first_free - times * whole
@@ -147,12 +133,7 @@ def place_sizes(
             continue
         placed = []
         for size in sizes:
-            best: str | None = None
-            best_free = 0
-            for device in used:
-                left = free[device]
-                if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
-                    best, best_free = device, left
+            best, best_free = _best_fit(used, free, size)
             if best is None:
                 failed = True
                 if result.why:
@@ -162,57 +143,42 @@ def place_sizes(
             placed.append(best)
         if failed:
             break
-        # How many attempts keep every choice of this one: ``repeats`` on bytes alone (no disk, no quota).
-        times = repeats(placed, specs, (), free, no_disk, quotas, normal_bound - count)
-        if times > 1:
-            _charge_repeats(placed, specs, (), free, no_disk, quotas, times - 1)
+        # The attempts that keep every choice of this one: ``Pattern.repeats`` on bytes alone (no disk, no quota).
+        times = Pattern(placed, specs, (), no_disk).take(free, quotas, normal_bound - count)
         if count < keep:
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
+    _record(host, result, count, kept, free, zip(placed, sizes) if failed else ())
+
+
+def _best_fit(used: Sequence[str], free: Mapping[str, int], size: int) -> tuple[str | None, int]:
+    """The volume with the least free space that holds ``size``, the smaller name on ties, and its space."""
+    best: str | None = None
+    best_free = 0
+    for device in used:
+        left = free[device]
+        if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
+            best, best_free = device, left
+    return best, best_free
+
+
+def _record(
+    host: Host,
+    result: Pass,
+    count: int,
+    kept: list[tuple[str, ...]],
+    free: Mapping[str, int],
+    failed_attempt: Iterable[tuple[str, int]],
+) -> None:
+    """Leave the enumeration's outcome in ``result``: ``count`` plans, the devices of those ``kept``, and
+    the bytes of the plans per device (what left the volumes, less what the failed last attempt took)."""
     result.normal_count = count
     result.normal_devices = kept
     spent = {device: host.free[device] - free.get(device, host.free[device]) for device in host.used}
-    if failed:
-        for device, size in zip(placed, sizes):
-            spent[device] -= size
+    for device, size in failed_attempt:
+        spent[device] -= size
     result.normal_bytes = spent
-
-
-def _per_attempt(
-    placed: Sequence[str],
-    specs: Sequence[tuple[int, Quota]],
-    mounts: Sequence[tuple[int | None, Quota]],
-    disk_of: Mapping[str, int | None],
-) -> tuple[dict[str, int], dict[int, list[int]]]:
-    """Bytes per device and quota per disk one attempt of the pattern ``placed`` takes."""
-    sizes: dict[str, int] = {}
-    charges: dict[int, list[int]] = {}
-    for device, (size, quota) in zip(placed, specs):
-        sizes[device] = sizes.get(device, 0) + size
-        index = disk_of[device]
-        if index is not None:
-            refill(charges.setdefault(index, [0, 0, 0, 0]), quota)
-    for index, quota in mounts:
-        if index is not None:
-            refill(charges.setdefault(index, [0, 0, 0, 0]), quota)
-    return sizes, charges
-
-
-def _charge_repeats(
-    placed: Sequence[str],
-    specs: Sequence[tuple[int, Quota]],
-    mounts: Sequence[tuple[int | None, Quota]],
-    free: dict[str, int],
-    disk_of: Mapping[str, int | None],
-    quotas: Quotas,
-    times: int,
-) -> None:
-    sizes, charges = _per_attempt(placed, specs, mounts, disk_of)
-    for device, size in sizes.items():
-        free[device] -= times * size
-    for index, taken in charges.items():
-        charge(quotas[index], [times * value for value in taken])
 
 
 def last_true(start: int, step: int, strict: bool = False) -> int:
@@ -225,72 +191,107 @@ def last_true(start: int, step: int, strict: bool = False) -> int:
     return start // step + 1
 
 
-def repeats(
-    placed: Sequence[str],
-    specs: Sequence[tuple[int, Quota]],
-    mounts: Sequence[tuple[int | None, Quota]],
-    free: Mapping[str, int],
-    disk_of: Mapping[str, int | None],
-    quotas: Quotas,
-    limit: int,
-) -> int:
-    """How many attempts, counting the one just made (``placed``; ``free`` and ``quotas`` are after it),
-    are certain to make the same choices and succeed; at most ``limit``.
+class Pattern:
+    """The choices of one attempt (``placed``: a device per normal binding) and what each attempt that
+    repeats them takes: bytes per device (``sizes``) and quota per disk (``charges``)."""
 
-    Attempt i (0 = the one made) sees every byte and quota count as its value at attempt 0 less i times
-    the pattern's per-attempt charge, so each fact a choice rests on is a linear inequality in i:
-    the chosen volume and its disk still hold the binding, each mount's disk still holds the mount, and
-    no other volume of the pattern becomes a better fit. Volumes outside the pattern never change, and
-    the chosen ones only shrink, so one that lost at attempt 0 keeps losing. A volume of the pattern that
-    lost only on (free, name) may win later; the count stops before the first attempt where it could.
-    Sizes and quotas are non-negative here (the caller makes sure), so charges only ever decrease.
-    """
-    sizes, charges = _per_attempt(placed, specs, mounts, disk_of)
-    start_free = {device: free[device] + size for device, size in sizes.items()}
-    start_quota = {
-        index: [have + per_disk[t] for t, have in enumerate(quotas[index])] for index, per_disk in charges.items()
-    }
-    times = limit
-    before: dict[str, int] = {}  # bytes the attempt placed on each device before the current binding
-    taken: dict[int, list[int]] = {}  # quota the attempt charged on each disk before the current binding
-    for device, (size, quota) in zip(placed, specs):
-        index = disk_of[device]
-        mine = start_free[device] - before.get(device, 0)
-        times = min(times, last_true(mine - size, sizes[device]))
-        if index is not None:
-            so_far = taken.get(index, ZERO)
-            per = charges[index]
-            for t in range(4):
-                times = min(times, last_true(start_quota[index][t] - so_far[t] - quota[t], per[t]))
-        for other in sizes:
-            if other == device:
+    __slots__ = ("charges", "disk_of", "mounts", "placed", "sizes", "specs")
+
+    def __init__(
+        self,
+        placed: Sequence[str],
+        specs: Sequence[tuple[int, Quota]],
+        mounts: Sequence[tuple[int | None, Quota]],
+        disk_of: Mapping[str, int | None],
+    ) -> None:
+        self.placed, self.specs, self.mounts, self.disk_of = placed, specs, mounts, disk_of
+        self.sizes: dict[str, int] = {}
+        self.charges: dict[int, list[int]] = {}
+        for device, (size, quota) in zip(placed, specs):
+            self.sizes[device] = self.sizes.get(device, 0) + size
+            index = disk_of[device]
+            if index is not None:
+                refill(self.charges.setdefault(index, [0, 0, 0, 0]), quota)
+        for index, quota in mounts:
+            if index is not None:
+                refill(self.charges.setdefault(index, [0, 0, 0, 0]), quota)
+
+    def charge(self, free: dict[str, int], quotas: Quotas, times: int) -> None:
+        """Take ``times`` attempts' bytes and quota at once."""
+        for device, size in self.sizes.items():
+            free[device] -= times * size
+        for index, taken in self.charges.items():
+            charge(quotas[index], [times * value for value in taken])
+
+    def take(self, free: dict[str, int], quotas: Quotas, limit: int) -> int:
+        """``repeats``, with the attempts after the one made charged at once; how many there are in all."""
+        times = self.repeats(free, quotas, limit)
+        if times > 1:
+            self.charge(free, quotas, times - 1)
+        return times
+
+    def repeats(self, free: Mapping[str, int], quotas: Quotas, limit: int) -> int:
+        """How many attempts, counting the one just made (``placed``; ``free`` and ``quotas`` are after it),
+        are certain to make the same choices and succeed; at most ``limit``.
+
+        Attempt i (0 = the one made) sees every byte and quota count as its value at attempt 0 less i times
+        the pattern's per-attempt charge, so each fact a choice rests on is a linear inequality in i:
+        the chosen volume and its disk still hold the binding, each mount's disk still holds the mount, and
+        no other volume of the pattern becomes a better fit. Volumes outside the pattern never change, and
+        the chosen ones only shrink, so one that lost at attempt 0 keeps losing. A volume of the pattern that
+        lost only on (free, name) may win later; the count stops before the first attempt where it could.
+        Sizes and quotas are non-negative here (the caller makes sure), so charges only ever decrease.
+        """
+        placed, specs, mounts, disk_of = self.placed, self.specs, self.mounts, self.disk_of
+        sizes, charges = self.sizes, self.charges
+        start_free = {device: free[device] + size for device, size in sizes.items()}
+        start_quota = {
+            index: [have + per_disk[t] for t, have in enumerate(quotas[index])] for index, per_disk in charges.items()
+        }
+        times = limit
+        before: dict[str, int] = {}  # bytes the attempt placed on each device before the current binding
+        taken: dict[int, list[int]] = {}  # quota the attempt charged on each disk before the current binding
+        for device, (size, quota) in zip(placed, specs):
+            index = disk_of[device]
+            mine = start_free[device] - before.get(device, 0)
+            times = min(times, last_true(mine - size, sizes[device]))
+            if index is not None:
+                times = min(times, _quota_lasts(start_quota[index], taken.get(index, ZERO), quota, charges[index]))
+            for other in sizes:
+                if other == device:
+                    continue
+                theirs = start_free[other] - before.get(other, 0)
+                if theirs < size:
+                    continue  # too small already, and it only shrinks
+                other_index = disk_of[other]
+                if other_index is None:
+                    if any(quota):
+                        continue  # a path without a disk never holds a quota
+                else:
+                    so_far = taken.get(other_index, ZERO)
+                    have = start_quota.get(other_index, quotas[other_index])
+                    if not all(have[t] - so_far[t] >= quota[t] for t in range(4)):
+                        continue  # its disk is short already, and quota only goes down
+                # It lost on (free, name): it keeps losing while its room stays above the chosen one's.
+                times = min(times, last_true(theirs - mine, sizes[other] - sizes[device], strict=other < device))
+            before[device] = before.get(device, 0) + size
+            if index is not None:
+                refill(taken.setdefault(index, [0, 0, 0, 0]), quota)
+        for index, quota in mounts:
+            if index is None:
                 continue
-            theirs = start_free[other] - before.get(other, 0)
-            if theirs < size:
-                continue  # too small already, and it only shrinks
-            other_index = disk_of[other]
-            if other_index is None:
-                if any(quota):
-                    continue  # a path without a disk never holds a quota
-            else:
-                so_far = taken.get(other_index, ZERO)
-                have = start_quota.get(other_index, quotas[other_index])
-                if not all(have[t] - so_far[t] >= quota[t] for t in range(4)):
-                    continue  # its disk is short already, and quota only goes down
-            # It lost on (free, name): it keeps losing while its room stays above the chosen one's.
-            times = min(times, last_true(theirs - mine, sizes[other] - sizes[device], strict=other < device))
-        before[device] = before.get(device, 0) + size
-        if index is not None:
+            times = min(times, _quota_lasts(start_quota[index], taken.get(index, ZERO), quota, charges[index]))
             refill(taken.setdefault(index, [0, 0, 0, 0]), quota)
-    for index, quota in mounts:
-        if index is None:
-            continue
-        so_far = taken.get(index, ZERO)
-        per = charges[index]
-        for t in range(4):
-            times = min(times, last_true(start_quota[index][t] - so_far[t] - quota[t], per[t]))
-        refill(taken.setdefault(index, [0, 0, 0, 0]), quota)
-    return max(times, 1)
+        return max(times, 1)
+
+
+def _quota_lasts(start: Sequence[int], so_far: Sequence[int], quota: Sequence[int], per: Sequence[int]) -> int:
+    """How many attempts a disk that had ``start`` at attempt 0 still holds ``quota`` after ``so_far`` of
+    the attempt's own charges, the pattern drawing ``per`` from it each attempt."""
+    times = UNBOUNDED
+    for t in range(4):
+        times = min(times, last_true(start[t] - so_far[t] - quota[t], per[t]))
+    return times
 
 
 def mount_only(
