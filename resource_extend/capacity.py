@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from resource_extend.decoding import INT64_MAX
 from resource_extend.errors import PluginError
-from resource_extend.params import INT64_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

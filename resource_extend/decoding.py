@@ -19,14 +19,25 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 
-def is_decimal(text: str) -> bool:
-    """strconv.ParseInt's base-10 syntax, ``[+-]?[0-9]+`` in ASCII digits.
+def ascii_digits(text: str) -> bool:
+    """``[0-9]+``: ``str.isdigit`` alone also takes other scripts' digits and superscripts.
 
-    Written by hand rather than as a regular expression: ``re`` would be one more import every call pays.
-    tests/unit/test_decoding.py holds both functions to the expressions in their docstrings.
+    This and the checks below are written by hand rather than as regular expressions: ``re`` would be one
+    more import every call pays. tests/unit/test_decoding.py holds them to the expressions in their
+    docstrings.
     """
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    return digits.isascii() and digits.isdigit()
+    return text.isascii() and text.isdigit()
+
+
+def control_character(text: str) -> str | None:
+    """The first C0 or C1 control character of ``text`` (``[\\x00-\\x1f\\x7f-\\x9f]``), or ``None``: what
+    node names (decision 10) and volume devices (decision 14) may not hold."""
+    return next((char for char in text if char < " " or "\x7f" <= char <= "\x9f"), None)
+
+
+def is_decimal(text: str) -> bool:
+    """strconv.ParseInt's base-10 syntax, ``[+-]?[0-9]+`` in ASCII digits."""
+    return ascii_digits(text[1:] if text[:1] in ("+", "-") else text)
 
 
 def is_go_float(text: str) -> bool:

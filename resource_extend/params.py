@@ -9,11 +9,7 @@ get-node-resource-info and fix-node-resource share are here.
 
 from __future__ import annotations
 
-# Go's rules live in decoding; these names stay importable from here for the modules that read them so.
-from resource_extend.decoding import INT64_MAX as INT64_MAX
-from resource_extend.decoding import decimal_int64
-from resource_extend.decoding import int64_problem as int64_problem
-from resource_extend.decoding import strict_int as strict_int
+from resource_extend.decoding import decimal_int64, strict_int
 from resource_extend.errors import PluginError
 
 # Not imported on the call path: typing exists for the type checker only.

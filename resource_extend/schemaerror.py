@@ -6,6 +6,8 @@ here instead, so an executable validates without importing fastjsonschema on eac
 
 from __future__ import annotations
 
+from resource_extend.decoding import ascii_digits, control_character
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -54,21 +56,17 @@ class _Pattern:
         return True if self._test(text) else None
 
 
-def _digits(text: str) -> bool:
-    return text.isascii() and text.isdigit()
-
-
 def _absolute_path(text: str) -> bool:
     # '/' first, then no ':' or ',' and no C0/C1 control character.
-    return text[:1] == "/" and not any(c in ":," or c < " " or "\x7f" <= c <= "\x9f" for c in text)
+    return text[:1] == "/" and ":" not in text and "," not in text and control_character(text) is None
 
 
 # The patterns the schemas use (as fastjsonschema compiles them: '$' becomes '\Z'), each answered without
 # loading ``re`` (with enum and functools, several milliseconds of a call). tests/unit/test_schemaerror.py
 # holds every entry to the regular expression it stands for, and every schema pattern to having an entry.
 KNOWN_PATTERNS: dict[str, Callable[[str], bool]] = {
-    "^[0-9]+\\Z": _digits,
-    "^-?[0-9]+\\Z": lambda text: _digits(text[1:] if text[:1] == "-" else text),
+    "^[0-9]+\\Z": ascii_digits,
+    "^-?[0-9]+\\Z": lambda text: ascii_digits(text[1:] if text[:1] == "-" else text),
     "^/[^:,\\u0000-\\u001f\\u007f-\\u009f]*\\Z": _absolute_path,
 }
 

@@ -11,6 +11,7 @@ name no operator could have meant is refused before any write.
 
 from __future__ import annotations
 
+from resource_extend.decoding import control_character
 from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.etcd import kv
 from resource_extend.etcd.policy import backoff
@@ -83,7 +84,7 @@ def check_node_name(node: str) -> None:
     size = len(node.encode("utf-8", errors="surrogatepass"))
     if size > MAX_NODE_NAME:
         raise PluginError(f"node name is {size} bytes, longer than {MAX_NODE_NAME}: {node[:40]!r}...")
-    found = next((char for char in node if char < " " or "\x7f" <= char <= "\x9f"), None)
+    found = control_character(node)
     if found is not None:
         raise PluginError(f"node name {node!r} holds the control character {found!r}")
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
     from resource_extend.config import Config
-    from resource_extend.nodeverbs import Kind, Metrics
+    from resource_extend.kind import Kind, Metrics
     from resource_extend.store import NodeStore, Record
 
     R = TypeVar("R", bound=Record)

@@ -25,6 +25,7 @@ tests/unit/test_yamlsubset.py checks every accepted file against ``yaml.safe_loa
 from __future__ import annotations
 
 from resource_extend import jsonio
+from resource_extend.decoding import ascii_digits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,13 +103,13 @@ def _unsigned(text: str) -> str:
 def _is_simple_int(text: str) -> bool:
     """``[-+]?(0|[1-9][0-9]*)``"""
     digits = _unsigned(text)
-    return digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0")
+    return ascii_digits(digits) and (digits == "0" or digits[0] != "0")
 
 
 def _is_simple_float(text: str) -> bool:
     """``[-+]?[0-9]+\\.[0-9]+``"""
     whole, dot, fraction = _unsigned(text).partition(".")
-    return bool(dot) and all(part.isascii() and part.isdigit() for part in (whole, fraction))
+    return bool(dot) and ascii_digits(whole) and ascii_digits(fraction)
 
 
 def parse(text: str) -> Any:

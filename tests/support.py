@@ -243,30 +243,9 @@ def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
     return Bounds(path, max_deploy_count=max_deploy_count)
 
 
-def old_deploy_count(req: dict[str, Any], limits: Bounds) -> int:
-    """deploy_count as both plugins' handlers read it before requests became values (with the refusal's
-    words of the bounds module, which replaced a hard limit of 100000 by scheduler.max_deploy_work)."""
-    value = req.get("deploy_count")
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise PluginError(f"deploy_count {value!r}: want a non-negative integer")
-    count = int(value)
-    bound = limits.max_deploy_count
-    if count < 0:
-        raise PluginError(f"deploy_count {count}: want a non-negative integer")
-    if count > bound:
-        raise PluginError(
-            f"deploy_count {count} is more than one call plans (scheduler.max_deploy_count of {limits.path} is "
-            f"{bound}; raise it there to allow more): not enough resource; deploy at most {bound} workloads per "
-            "node and call"
-        )
-    return count
-
-
 def shared_request_readers(module: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
     """What each request value of ``module`` (a plugin's request module) holds, for the shapes params
-    writes once for both plugins: the new side of the differential request tests."""
+    writes once for both plugins: every field read, for the request tests' properties."""
 
     def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
         value = module.SetUsage.from_json(req)
@@ -290,15 +269,6 @@ def shared_request_readers(module: Any, limits: Bounds) -> dict[str, Callable[[d
         "calculate-deploy": deploy,
         "calculate-realloc": realloc,
     }
-
-
-def read_outcome(read: Callable[[dict[str, Any]], Any], req: dict[str, Any]) -> tuple[str, Any]:
-    """What reading ``req`` gives, or how it fails."""
-    # Not only PluginError: a request the schema would have refused may fail otherwise, and must fail alike.
-    try:
-        return "read", read(req)
-    except Exception as error:
-        return type(error).__name__, str(error)
 
 
 def site_pages() -> list[str]:

@@ -60,7 +60,12 @@ metrics, imported when get-metrics or get-metrics-description runs
     resource_extend.metrics resource_extend.gpu.metrics resource_extend.storage.metrics
 calculate verbs and their schedulers, imported when one runs
     resource_extend.gpu.calculate_verbs resource_extend.gpu.scheduler resource_extend.storage.calculate_verbs
-    resource_extend.storage.scheduler
+    resource_extend.storage.scheduler resource_extend.storage.scheduler.workloads
+    resource_extend.storage.scheduler.placement resource_extend.storage.scheduler.affinity
+    resource_extend.storage.scheduler.assembly resource_extend.storage.scheduler.passes
+    resource_extend.storage.scheduler.enumeration resource_extend.storage.scheduler.outcome
+    resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
+    resource_extend.storage.scheduler.limits
     resource_extend.deploy
 from __future__ import annotations, in every module
     __future__

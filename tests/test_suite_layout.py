@@ -25,7 +25,8 @@ UNIT = ROOT / "tests" / "unit"
 
 
 def module_under_test(test_file: Path) -> Path | None:
-    """The module tests/unit/<path>/test_<name>.py tests: resource_extend/<path>/<name>.py.
+    """The module tests/unit/<path>/test_<name>.py tests: resource_extend/<path>/<name>.py, or the package
+    resource_extend/<path>/<name>/ tested through its entry points (storage's scheduler).
 
     A module with two distinct kinds of test may have test_<module>_<aspect>.py beside test_<module>.py; the
     longest <module> that exists is the one tested, so an aspect never hides a module of the longer name.
@@ -33,9 +34,10 @@ def module_under_test(test_file: Path) -> Path | None:
     package = ROOT / "resource_extend" / test_file.parent.relative_to(UNIT)
     words = test_file.stem[len("test_") :].split("_")
     for end in range(len(words), 0, -1):
-        module = package / ("_".join(words[:end]) + ".py")
-        if module.is_file():
-            return module
+        name = "_".join(words[:end])
+        for module in (package / f"{name}.py", package / name / "__init__.py"):
+            if module.is_file():
+                return module
     return None
 
 

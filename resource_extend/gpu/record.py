@@ -4,9 +4,9 @@ set-node-resource-* call or the node's workloads change its sides."""
 from __future__ import annotations
 
 from resource_extend import jsonio
+from resource_extend.decoding import int64_problem
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
-from resource_extend.params import int64_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

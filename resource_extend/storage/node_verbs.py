@@ -20,10 +20,6 @@ from resource_extend.storage.request import (
     SetUsage,
     check_rm_disks,
 )
-
-# storage_total and stored_form are the requests' now; they stay importable from here, where they were.
-from resource_extend.storage.request import storage_total as storage_total
-from resource_extend.storage.request import stored_form as stored_form
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.verb import Call
 

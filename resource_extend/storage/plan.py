@@ -52,19 +52,41 @@ class VolumePlan(Fields):
 
     def lookup(self, binding: VolumeBinding) -> PlanEntry | None:
         """The entry planned for the same destination (flags, source and size do not matter)."""
-        return next((entry for entry in self.entries if entry[0].destination == binding.destination), None)
+        return self.by_destination().get(binding.destination)
+
+    def by_destination(self) -> dict[str, PlanEntry]:
+        """``lookup`` for every destination at once: the first entry planned for each.
+
+        Callers that look up many bindings build this once, so a plan of n entries costs n, not n².
+        """
+        index: dict[str, PlanEntry] = {}
+        for entry in self.entries:
+            index.setdefault(entry[0].destination, entry)
+        return index
 
     def merged(self, other: VolumePlan) -> VolumePlan:
         """This plan with ``other``'s entries folded in; an entry for a destination already planned
-        replaces it, with sizes and quotas summed and the device taken from ``other``."""
-        result = self.copy()
+        replaces it, with sizes and quotas summed and the device taken from ``other``.
+
+        The replaced entry leaves its place and the sum goes last. Entries are kept in slots, and each
+        destination's slots in order, so finding the first live entry of a destination is one step.
+        """
+        slots: list[PlanEntry | None] = [(binding.copy(), dict(volumes)) for binding, volumes in self.entries]
+        at: dict[str, list[int]] = {}  # per destination, its slots in order; those before ``first`` are gone
+        for position, (binding, _) in enumerate(self.entries):
+            at.setdefault(binding.destination, []).append(position)
+        first: dict[str, int] = {}
         for binding, volumes in other.entries:
             device, size = first_volume(volumes)
-            old = result.lookup(binding)
+            positions = at.setdefault(binding.destination, [])
+            head = first.get(binding.destination, 0)
+            old = None if head == len(positions) else slots[positions[head]]
             if old is None:
-                result.entries.append((binding.copy(), dict(volumes)))
+                positions.append(len(slots))
+                slots.append((binding.copy(), dict(volumes)))
                 continue
-            result.entries.remove(old)
+            slots[positions[head]] = None
+            first[binding.destination] = head + 1
             old_binding, old_volumes = old
             combined = VolumeBinding(
                 binding.source,
@@ -73,8 +95,9 @@ class VolumePlan(Fields):
                 binding.size + old_binding.size,
                 *binding.quota.plus(old_binding.quota),
             )
-            result.entries.append((combined, {device: size + first_volume(old_volumes)[1]}))
-        return result
+            positions.append(len(slots))
+            slots.append((combined, {device: size + first_volume(old_volumes)[1]}))
+        return VolumePlan([entry for entry in slots if entry is not None])
 
     def volumes(self) -> Volumes:
         """Bytes reserved per device over the whole plan."""
@@ -88,9 +111,10 @@ class VolumePlan(Fields):
 def apply_plan(bindings: Iterable[VolumeBinding], plan: VolumePlan) -> list[VolumeBinding]:
     """Copies of the bindings with planned ones moved onto their device and grown to the planned size."""
     applied = []
+    planned = plan.by_destination()
     for binding in bindings:
         copy = binding.copy()
-        entry = plan.lookup(binding)
+        entry = planned.get(binding.destination)
         if entry is not None:
             copy.source, size = first_volume(entry[1])
             copy.size = max(copy.size, size)

@@ -11,6 +11,7 @@ reference does (aliases, human sizes, non-string list elements dropped).
 from __future__ import annotations
 
 from resource_extend import params
+from resource_extend.decoding import control_character, strict_int
 from resource_extend.errors import InvalidStorage, InvalidVolume, PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
@@ -166,16 +167,12 @@ def check_volume_device(device: str, text: str) -> None:
     """Decision 14: a capacity volume's device is the host directory AUTO bindings are given, so an
     absolute path with no ``:`` or ``,`` (the separators of bindings and lists) and no control character.
     ``/`` is an absolute path and stays valid (disk mounts use it too)."""
-    if device.startswith("/") and "," not in device and not any(_is_control(char) for char in device):
+    if device.startswith("/") and "," not in device and control_character(device) is None:
         return
     raise InvalidVolume(
         f"volume {text!r}: device {device!r} must be an absolute path without ',' or control characters "
         "(e.g. /data0:1T)"
     )
-
-
-def _is_control(char: str) -> bool:
-    return char < " " or "\x7f" <= char <= "\x9f"
 
 
 def rollback_resource(resource: Any, resource_request: Any, delta: bool, incr: bool) -> NodeResource | None:
@@ -249,7 +246,7 @@ def workload(doc: JSONObject) -> WorkloadResource:
 def storage_total(info: JSONObject) -> int:
     """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
     value = info.get("StorageTotal")
-    return 0 if value is None else params.strict_int(value, "info.StorageTotal")
+    return 0 if value is None else strict_int(value, "info.StorageTotal")
 
 
 def stored_form(value: JSONObject | None, where: str) -> NodeResource:

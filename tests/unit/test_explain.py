@@ -23,6 +23,7 @@ from resource_extend.gpu.request import DeployCapacity as GpuDeployCapacity
 from resource_extend.storage import calculate_verbs as storage_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import DeployCapacity as StorageDeployCapacity
+from resource_extend.storage.scheduler import workloads as storage_workloads
 
 GIB = 1 << 30
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -39,7 +40,7 @@ def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], b
         return dict(deploy_capacity_response(records, lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)))
     storage = StorageDeployCapacity.from_json(request, Bounds("test.yaml"))
     return dict(
-        deploy_capacity_response(records, lambda r: storage_verbs.node_deploy_capacity(r, storage.request, bound))
+        deploy_capacity_response(records, lambda r: storage_workloads.node_deploy_capacity(r, storage.request, bound))
     )
 
 

@@ -49,10 +49,3 @@ def test_nodename_must_be_a_non_empty_string() -> None:
     for request in ({}, {"nodename": ""}, {"nodename": 7}):
         with pytest.raises(PluginError, match="node name is empty"):
             params.nodename(request)
-
-
-def test_strict_int_accepts_integral_doubles_only() -> None:
-    assert params.strict_int(3.0, "x") == 3
-    for bad in (1.5, float("inf"), 2**63, "1", None, True):
-        with pytest.raises(PluginError):
-            params.strict_int(bad, "x")

@@ -1,4 +1,4 @@
-"""The storage calculate verbs' pure logic (storage/calculate_verbs.py), without etcd: deploy capacity,
+"""The storage calculate verbs' pure logic (storage/scheduler/workloads.py), without etcd: deploy capacity,
 deploy and realloc assembly; a realloc that gives back everything a deploy took leaves the node's usage as
 it was before the deploy."""
 
@@ -11,13 +11,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
-from resource_extend.storage.calculate_verbs import (
+from resource_extend.storage.record import NodeResource, StorageRecord, combine
+from resource_extend.storage.request import WorkloadRequest
+from resource_extend.storage.scheduler.workloads import (
     deploy,
     node_deploy_capacity,
     realloc,
 )
-from resource_extend.storage.record import NodeResource, StorageRecord, combine
-from resource_extend.storage.request import WorkloadRequest
 from resource_extend.storage.workload import WorkloadResource
 from tests.support import FOUR, GiB, TiB, node
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
-from resource_extend.storage.binding import parse_bindings
-from resource_extend.storage.plan import VolumePlan, apply_plan
+from resource_extend.storage.binding import VolumeBinding, parse_bindings
+from resource_extend.storage.plan import PlanEntry, VolumePlan, apply_plan
+from resource_extend.storage.volume import first_volume
 from tests.support import GiB, binding
 
 # §7 volumes and plans ------------------------------------------------------------------------------------
@@ -64,3 +67,70 @@ def test_plan_volumes_sums_per_device_and_add_appends() -> None:
     plan.add(binding("AUTO:/c:rw:1G"), "/d1", 3)
     assert plan.volumes() == {"/d0": 3, "/d1": 3}
     assert [entry[0].destination for entry in plan] == ["/a", "/b", "/c"]
+
+
+# Lookups by an index built once, against the linear scan they replaced ---------------------------------
+
+
+def scanned_lookup(plan: VolumePlan, wanted: VolumeBinding) -> PlanEntry | None:
+    """The linear scan ``lookup`` was: the first entry planned for the destination."""
+    return next((entry for entry in plan.entries if entry[0].destination == wanted.destination), None)
+
+
+def scanned_merged(plan: VolumePlan, other: VolumePlan) -> VolumePlan:
+    """``merged`` as it was: a scan and a list removal per entry of ``other``."""
+    result = plan.copy()
+    for entry_binding, volumes in other.entries:
+        device, size = first_volume(volumes)
+        old = scanned_lookup(result, entry_binding)
+        if old is None:
+            result.entries.append((entry_binding.copy(), dict(volumes)))
+            continue
+        result.entries.remove(old)
+        old_binding, old_volumes = old
+        combined = VolumeBinding(
+            entry_binding.source,
+            entry_binding.destination,
+            entry_binding.flags,
+            entry_binding.size + old_binding.size,
+            *entry_binding.quota.plus(old_binding.quota),
+        )
+        result.entries.append((combined, {device: size + first_volume(old_volumes)[1]}))
+    return result
+
+
+def scanned_apply_plan(bindings: list[VolumeBinding], plan: VolumePlan) -> list[VolumeBinding]:
+    applied = []
+    for each in bindings:
+        copy = each.copy()
+        entry = scanned_lookup(plan, each)
+        if entry is not None:
+            copy.source, size = first_volume(entry[1])
+            copy.size = max(copy.size, size)
+        applied.append(copy)
+    return applied
+
+
+# Few destinations, so plans repeat them (within one plan too, as flags tell keys apart) and merges collide.
+planned_bindings = st.builds(
+    lambda destination, flags, size, iops: binding(f"AUTO:/{destination}:{flags}:{size}:{iops}:0:0:0"),
+    st.sampled_from("abcd"),
+    st.sampled_from(["rw", "ro", "rwm"]),
+    st.integers(1, 4),
+    st.integers(0, 2),
+)
+plans = st.lists(st.tuples(planned_bindings, st.sampled_from(["/data0", "/data1"]), st.integers(0, 9)), max_size=8).map(
+    lambda rows: VolumePlan([(each, {device: size}) for each, device, size in rows])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plans, plans, st.lists(planned_bindings, max_size=6))
+def test_plan_lookups_answer_as_the_linear_scan_did(
+    plan: VolumePlan, other: VolumePlan, wanted: list[VolumeBinding]
+) -> None:
+    for each in wanted:
+        assert plan.lookup(each) == scanned_lookup(plan, each)
+    assert plan.merged(other) == scanned_merged(plan, other)
+    assert plan.merged(other).to_json() == scanned_merged(plan, other).to_json()
+    assert apply_plan(wanted, plan) == scanned_apply_plan(wanted, plan)

@@ -14,19 +14,15 @@ from typing import Any
 
 import pytest
 
+from resource_extend.errors import InsufficientResource, InvalidVolume
 from resource_extend.storage.binding import VolumeBinding, merge_bindings
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.scheduler import (
-    InsufficientResource,
-    InvalidVolume,
-    Placement,
-    affinity_plan,
-    classify_bindings,
-    volume_capacity,
-    volume_plans,
-)
+from resource_extend.storage.scheduler.affinity import affinity_plan
+from resource_extend.storage.scheduler.assembly import Placement
+from resource_extend.storage.scheduler.classes import classify_bindings
+from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
 
 GIB = 1 << 30
 TIB = 1 << 40

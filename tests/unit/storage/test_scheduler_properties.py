@@ -20,11 +20,8 @@ from resource_extend.storage.binding import VolumeBinding, need_schedule
 from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.scheduler import (
-    affinity_plan,
-    volume_capacity,
-    volume_plans,
-)
+from resource_extend.storage.scheduler.affinity import affinity_plan
+from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
 
 GIB = 1 << 30
 MIB = 1 << 20

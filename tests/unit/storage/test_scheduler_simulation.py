@@ -1,12 +1,14 @@
-"""The scheduler's normal enumeration charges repeated attempts in closed form (``_place_normal``, and
-``_place_sizes`` when nothing draws quota); it must answer exactly as the attempt-by-attempt simulation
+"""The scheduler's normal enumeration charges repeated attempts in closed form (``place_normal``, and
+``place_sizes`` when nothing draws quota); it must answer exactly as the attempt-by-attempt simulation
 it replaced.
 
 ``simulated_place_normal`` below is that simulation, kept verbatim as the oracle (a min-heap keyed by
-(free, device), one attempt at a time, its failed last attempt's partial charges kept). Each property
-runs the real scheduler twice on the same input, once with its own enumeration and once with the oracle
-swapped in, and compares everything a caller or a later step can see: counts, plans, disk plans, the
-normal bytes the unlimited target reads and the quota the monopoly pass reads.
+(free, device), one attempt at a time, its failed last attempt's partial charges kept). ``simulated``
+composes the scheduler around it from the package's own steps (the promotion loop of spec §3.5, without
+the passes ``skip_futile_passes`` leaves out; the mount-only and monopoly steps; the assembly), so each
+property runs the real scheduler and the simulation on the same input and compares everything a caller
+or a later step can see: counts, plans, disk plans, the normal bytes the unlimited target reads and the
+quota the monopoly pass reads.
 """
 
 from __future__ import annotations
@@ -20,22 +22,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend.storage import scheduler
-from resource_extend.storage.binding import VolumeBinding
-from resource_extend.storage.disk import Disk
+from resource_extend.storage.binding import VolumeBinding, need_schedule
+from resource_extend.storage.disk import ZERO, Disk
+from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.scheduler import (
-    _ZERO,
-    _charge,
-    _fits,
-    _Host,
-    _Pass,
-    _quota_of,
-    _Quotas,
-    _Request,
-    volume_capacity,
-    volume_plans,
-)
+from resource_extend.storage.scheduler import enumeration
+from resource_extend.storage.scheduler.assembly import Assembly, Placement
+from resource_extend.storage.scheduler.classes import ClassifiedRequest
+from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
+from resource_extend.storage.scheduler.host import Host, Quotas, charge, quota_of
+from resource_extend.storage.scheduler.outcome import Pass
+from resource_extend.storage.scheduler.passes import place_mono
+from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -50,12 +48,12 @@ def on(
 
 
 def simulated_place_normal(
-    host: _Host,
-    quotas: _Quotas,
-    request: _Request,
+    host: Host,
+    quotas: Quotas,
+    request: ClassifiedRequest,
     normal_bound: int,
     keep: int,
-    result: _Pass,
+    result: Pass,
 ) -> None:
     """The enumeration as it was before the closed form: one attempt, and one heap search, at a time."""
     disk_of = {device: host.disk_at(device) for device in host.used}
@@ -75,10 +73,10 @@ def simulated_place_normal(
             while heap:
                 entry = heapq.heappop(heap)
                 index = disk_of[entry[1]]
-                left = _ZERO if index is None else quotas[index]
-                if entry[0] >= size and _fits(left, quota):
+                left = ZERO if index is None else quotas[index]
+                if entry[0] >= size and quota.fits(left):
                     if index is not None:
-                        _charge(quotas[index], quota)
+                        charge(quotas[index], quota)
                     device = entry[1]
                     heapq.heappush(heap, (entry[0] - size, device))
                     break
@@ -92,11 +90,11 @@ def simulated_place_normal(
         if failed:
             break
         for index, quota in mounts:
-            if not _fits(_quota_of(quotas, index), quota):
+            if not quota.fits(quota_of(quotas, index)):
                 failed = True
                 break
             if index is not None:
-                _charge(quotas[index], quota)
+                charge(quotas[index], quota)
         if failed:
             break
         if count < keep:
@@ -110,6 +108,56 @@ def simulated_place_normal(
         for device, (size, _) in zip(placed, specs):
             spent[device] -= size
     result.normal_bytes = spent
+
+
+def simulated_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: int, keep: int) -> Pass:
+    """One pass (spec §3.3) with the simulation as its normal enumeration."""
+    quotas = [list(quota) for quota in host.quotas]
+    result = Pass()
+    if request.normal:
+        simulated_place_normal(host, quotas, request, normal_bound, keep, result)
+    elif request.iops_mounts:
+        result.normal_count, result.mount_only_disks = mount_only(host, quotas, request, normal_bound, result)
+    else:
+        result.normal_count = bound
+    place_mono(host, quotas, request, bound, keep, result)
+    return result
+
+
+def simulated(
+    node: StorageRecord, bindings: list[VolumeBinding], bound: int, keep: int
+) -> tuple[Host, ClassifiedRequest, Pass]:
+    """The last pass of the promotion loop (spec §3.5), every pass simulated; ``keep`` plans recorded."""
+    host, request = Host(node), ClassifiedRequest(bindings)
+    normal_bound = request.normal_bound(bound, len(host.unused))
+    result = simulated_pass(host, request, bound, normal_bound, keep)
+    while result.mono_count > result.normal_count and result.normal_count < bound:
+        if not request.normal or not host.promote(request.normal[0].size):
+            break
+        result = simulated_pass(host, request, bound, normal_bound, keep)
+    return host, request, result
+
+
+def simulated_capacity(node: StorageRecord, bindings: list[VolumeBinding], bound: int) -> int:
+    """``volume_capacity`` with the simulated enumeration."""
+    bound = max(bound, 0)
+    if not need_schedule(bindings):
+        return bound
+    if ClassifiedRequest(bindings).places_volumes and not Host(node).free:
+        return 0
+    _, _, result = simulated(node, bindings, bound, keep=0)
+    return min(result.normal_count, result.mono_count, bound)
+
+
+def simulated_plans(node: StorageRecord, bindings: list[VolumeBinding], bound: int) -> list[Placement]:
+    """``volume_plans`` with the simulated enumeration."""
+    bound = max(bound, 0)
+    if not need_schedule(bindings):
+        return [(VolumePlan(), []) for _ in range(bound)]
+    if ClassifiedRequest(bindings).places_volumes and not Host(node).free:
+        return []
+    host, request, result = simulated(node, bindings, bound, keep=bound)
+    return Assembly(host, request, result).placements(min(result.normal_count, result.mono_count, bound))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -193,14 +241,14 @@ def _render(placements: list[tuple[Any, list[Disk]]]) -> list[tuple[Any, list[An
     return [(plan.to_json(), [disk.to_json() for disk in disks]) for plan, disks in placements]
 
 
-def _both(call: Any) -> tuple[Any, Any]:
-    ours = call()
-    with (
-        mock.patch.object(scheduler, "_place_normal", simulated_place_normal),
-        mock.patch.object(scheduler, "_place_sizes", simulated_place_normal),
-    ):
-        oracle = call()
-    return ours, oracle
+def _both(node: Node, bindings: list[VolumeBinding], bound: int) -> tuple[int, int]:
+    """The capacity count, and the simulation's."""
+    return volume_capacity(on(*node), bindings, bound), simulated_capacity(on(*node), bindings, bound)
+
+
+def _both_plans(node: Node, bindings: list[VolumeBinding], bound: int) -> tuple[Any, Any]:
+    """The placements, and the simulation's, rendered as JSON."""
+    return _render(volume_plans(on(*node), bindings, bound)), _render(simulated_plans(on(*node), bindings, bound))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -210,7 +258,7 @@ def _both(call: Any) -> tuple[Any, Any]:
 @SETTINGS
 @given(nodes(), requests(ALL_KINDS), bounds)
 def test_capacity_equals_the_simulation(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
-    ours, oracle = _both(lambda: volume_capacity(on(*node), bindings, bound))
+    ours, oracle = _both(node, bindings, bound)
     assert ours == oracle
 
 
@@ -219,7 +267,7 @@ def test_capacity_equals_the_simulation(node: Node, bindings: list[VolumeBinding
 def test_capacity_of_normal_and_mount_bindings_equals_the_simulation(
     node: Node, bindings: list[VolumeBinding], bound: int
 ) -> None:
-    ours, oracle = _both(lambda: volume_capacity(on(*node), bindings, bound))
+    ours, oracle = _both(node, bindings, bound)
     assert ours == oracle
 
 
@@ -230,14 +278,14 @@ def test_capacity_equals_the_simulation_when_monopoly_sees_the_quota_left(
 ) -> None:
     # Monopoly and normal bindings both draw IOPS: the enumeration runs to exhaustion and the monopoly
     # pass sees the quota it left, the failed attempt's partial charges included.
-    ours, oracle = _both(lambda: volume_capacity(on(*node), bindings, bound))
+    ours, oracle = _both(node, bindings, bound)
     assert ours == oracle
 
 
 @SETTINGS
 @given(nodes(), requests(ALL_KINDS), st.sampled_from([1, 2, 3, 7, 50]))
 def test_plans_equal_the_simulation(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
-    ours, oracle = _both(lambda: _render(volume_plans(on(*node), bindings, bound)))
+    ours, oracle = _both_plans(node, bindings, bound)
     assert ours == oracle
 
 
@@ -245,21 +293,21 @@ def test_plans_equal_the_simulation(node: Node, bindings: list[VolumeBinding], b
 @given(nodes(), requests(ALL_KINDS), bounds)
 def test_one_pass_leaves_what_the_simulation_leaves(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
     # Everything a pass hands on: counts, the devices kept, the bytes per device and the quota left.
-    request = _Request(bindings)
+    request = ClassifiedRequest(bindings)
     if not request.normal:
         return
     seen = []
-    # The general enumeration must also get the sizes-only requests right; _place_sizes only those.
-    places = [scheduler._place_normal, simulated_place_normal]
+    # The general enumeration must also get the sizes-only requests right; place_sizes only those.
+    places = [place_normal, simulated_place_normal]
     if request.sizes_only:
-        places.append(scheduler._place_sizes)
+        places.append(place_sizes)
     for place in places:
-        host = _Host(on(*node))
+        host = Host(on(*node))
         for device in list(host.unused):  # open every volume, as a capacity query ends up doing
             host.used.append(device)
         host.unused.clear()
         quotas = [list(quota) for quota in host.quotas]
-        result = _Pass()
+        result = Pass()
         place(host, quotas, request, bound, 5, result)
         seen.append((result.normal_count, result.normal_devices, result.normal_bytes, quotas))
     assert all(outcome == seen[1] for outcome in seen)
@@ -276,7 +324,7 @@ def test_a_volume_catching_up_on_a_tie_wins_by_name() -> None:
         [],
     )
     bindings = [VolumeBinding.parse("AUTO:/a:rw:1G"), VolumeBinding.parse("AUTO:/b:rw:10G:1:0:0:0")]
-    ours, oracle = _both(lambda: _render(volume_plans(on(*node), bindings, 10)))
+    ours, oracle = _both_plans(node, bindings, 10)
     assert ours == oracle
     small = "AUTO:/a:rw:1073741824:0:0:0:0"
     assert [plan[small] for plan, _ in ours] == [{"/data1": GIB}] * 5 + [{"/data0": GIB}]
@@ -287,7 +335,7 @@ def test_a_volume_one_byte_short_of_the_whole_attempt_splits_it(short: int) -> N
     # /data0 holds 10G + 20G exactly, or one byte less: then the 20G binding goes to /data1.
     node: Node = ({"/data0": 30 * GIB + 1 - short, "/data1": TIB}, {"/data0": 1, "/data1": 1}, [], [])
     bindings = [VolumeBinding.parse("AUTO:/a:rw:10G"), VolumeBinding.parse("AUTO:/b:rw:20G")]
-    ours, oracle = _both(lambda: _render(volume_plans(on(*node), bindings, 3)))
+    ours, oracle = _both_plans(node, bindings, 3)
     assert ours == oracle
     assert ours[0][0]["AUTO:/b:rw:21474836480:0:0:0:0"] == {"/data1" if short else "/data0": 20 * GIB}
 
@@ -303,8 +351,8 @@ def test_the_bench_node_needs_few_simulated_attempts() -> None:
         calls += 1
         return original(*args)
 
-    original = scheduler._last_true
-    with mock.patch.object(scheduler, "_last_true", counted):
+    original = enumeration.last_true
+    with mock.patch.object(enumeration, "last_true", counted):
         assert volume_capacity(on(volumes, {}, [], []), bindings, 10000) == 272
     # Whole attempts on one volume are counted by division, the few mixed ones by a handful of
     # comparisons each; the simulation made 272 attempts of 2 heap searches.

@@ -1,0 +1,132 @@
+"""A pass (spec §3.3) and the promotion loop (spec §3.4-3.5): normal plans on the used volumes, then
+monopoly groups on the unused ones, promoting unused volumes while monopoly plans outnumber normal ones."""
+
+from __future__ import annotations
+
+from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
+from resource_extend.storage.scheduler.host import charge, quota_of
+from resource_extend.storage.scheduler.limits import mono_short
+from resource_extend.storage.scheduler.outcome import Pass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from resource_extend.storage.binding import VolumeBinding
+    from resource_extend.storage.scheduler.classes import ClassifiedRequest
+    from resource_extend.storage.scheduler.host import Host, Quotas
+
+
+def schedule(host: Host, request: ClassifiedRequest, bound: int, keep: int, why: bool = False) -> Pass:
+    """Run passes, promoting unused volumes while monopoly plans outnumber normal ones; the last pass wins.
+
+    ``keep`` is how many plans of each pass to record (0 for a count).
+    """
+    normal_bound = request.normal_bound(bound, len(host.unused))
+    skip_futile_passes(host, request, bound)
+    result = run_pass(host, request, bound, normal_bound, keep, why)
+    while result.mono_count > result.normal_count and result.normal_count < bound:
+        # One volume at a time: normal capacity is not monotone in the number of promoted volumes
+        # (they share disk quota), so a search over that number would pick other plans.
+        if not request.normal or not host.promote(request.normal[0].size):
+            break
+        skip_futile_passes(host, request, bound)
+        result = run_pass(host, request, bound, normal_bound, keep, why)
+    return result
+
+
+def skip_futile_passes(host: Host, request: ClassifiedRequest, bound: int) -> None:
+    """Promote without running the passes whose only outcome would be "promote the next volume".
+
+    Without monopoly bindings a pass counts ``bound`` placeholder monopoly plans, so the loop goes on
+    while the normal count stays under ``bound``; the used volumes' free space caps that count. When
+    even the cap is under ``bound`` and another volume can be promoted, the pass's result is known and
+    nothing of it is kept (the plans taken are the last pass's). On a node of many empty volumes this
+    turns one pass per volume into one pass.
+    """
+    if request.mono or not request.normal or request.normal_size_per_plan <= 0:
+        return
+    room = sum(max(host.free[device], 0) for device in host.used)
+    min_size = request.normal[0].size
+    while room // request.normal_size_per_plan < bound:
+        index = host.promotable(min_size)
+        if index is None:
+            return
+        device = host.unused.pop(index)
+        host.used.append(device)
+        room += max(host.free[device], 0)
+
+
+def run_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: int, keep: int, why: bool) -> Pass:
+    # Scratch state: normal placement only changes used volumes, monopoly placement only unused ones.
+    quotas = [list(quota) for quota in host.quotas]
+    result = Pass(why)
+    if request.normal:
+        if request.sizes_only:
+            place_sizes(host, quotas, request, normal_bound, keep, result)
+        else:
+            place_normal(host, quotas, request, normal_bound, keep, result)
+    elif request.iops_mounts:
+        result.normal_count, result.mount_only_disks = mount_only(host, quotas, request, normal_bound, result)
+    else:
+        result.normal_count = bound
+    place_mono(host, quotas, request, bound, keep, result)
+    return result
+
+
+def place_mono(
+    host: Host,
+    quotas: Quotas,
+    request: ClassifiedRequest,
+    bound: int,
+    keep: int,
+    result: Pass,
+) -> None:
+    """Each unused volume (in list order) that holds the whole group hosts one workload's monopoly group."""
+    if not request.mono:
+        result.mono_count = bound
+        result.mono_placeholders = True
+        return
+    short_of_quota = 0
+    for device in host.unused:
+        free = host.free[device]
+        shares = mono_on(host, quotas, request, device, free, split=result.mono_count < keep)
+        if shares is None:
+            short_of_quota += free >= request.mono_size
+            continue
+        if result.mono_count < keep:
+            result.mono.append((device, shares))
+        result.mono_bytes[device] = free
+        result.mono_count += 1
+    if result.why and result.mono_count < bound:
+        result.mono_stop = mono_short(host, request, result.mono_count, short_of_quota)
+
+
+def mono_on(
+    host: Host,
+    quotas: Quotas,
+    request: ClassifiedRequest,
+    device: str,
+    free: int,
+    split: bool,
+) -> list[int] | None:
+    """Give the monopoly group all ``free`` bytes of ``device``; ``None`` when it does not fit."""
+    # Validation keeps monopoly sizes positive; a zero total would make the split meaningless.
+    if free < request.mono_size or request.mono_size <= 0:
+        return None
+    index = host.disk_at(device)
+    if not request.mono_quota.fits(quota_of(quotas, index)):
+        return None
+    shares = _split(request.mono, request.mono_size, free) if split else []
+    if request.mono_needs_iops:
+        assert index is not None  # a quota-less path never fits a group that needs IOPS
+        charge(quotas[host.first_disk_of(host.disks[index].device)], request.mono_quota)
+    return shares
+
+
+def _split(mono: Sequence[VolumeBinding], total: int, free: int) -> list[int]:
+    """Proportional shares of ``free``, computed in doubles exactly as the reference does; the rounding
+    remainder goes to the first (smallest) binding. 100GiB + 200GiB of 1TiB -> 366503875926 + 733007751850."""
+    shares = [int(float(binding.size) / float(total) * float(free)) for binding in mono]
+    shares[0] += free - sum(shares)
+    return shares

@@ -1,0 +1,81 @@
+"""The scheduler's entry points for a deploy (spec §3): the placements of a request on one node, their
+count, and for ``explain`` what stopped the count."""
+
+from __future__ import annotations
+
+from resource_extend.capacity import Limit
+from resource_extend.storage.binding import need_schedule
+from resource_extend.storage.scheduler.assembly import plans
+from resource_extend.storage.scheduler.classes import ClassifiedRequest
+from resource_extend.storage.scheduler.host import Host
+from resource_extend.storage.scheduler.limits import binding_text
+from resource_extend.storage.scheduler.passes import schedule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from resource_extend.storage.binding import VolumeBinding
+    from resource_extend.storage.record import StorageRecord
+    from resource_extend.storage.scheduler.assembly import Placement
+
+
+def volume_plans(
+    node: StorageRecord,
+    bindings: Sequence[VolumeBinding],
+    bound: int,
+) -> list[Placement]:
+    """Up to ``bound`` placements of ``bindings`` on the node (spec §3); empty when none fits.
+
+    ``node`` is the node's record: its capacity and usage sides; a null side, map or list reads as empty.
+    ``bound`` is ``deploy_count`` for calculate-deploy. Plans share the request's binding objects as keys
+    (as the reference shares pointers); treat them as read-only.
+    """
+    host = Host(node)
+    return plans(host, bindings, max(bound, 0))
+
+
+def volume_capacity(
+    node: StorageRecord,
+    bindings: Sequence[VolumeBinding],
+    bound: int,
+) -> int:
+    """How many placements ``volume_plans`` would return for the same arguments, without building them.
+
+    get-nodes-deploy-capacity calls it with ``bound = scheduler.max_deploy_count`` (spec §3.9).
+    """
+    bound = max(bound, 0)
+    if not need_schedule(bindings):
+        return bound
+    host = Host(node)
+    request = ClassifiedRequest(bindings)
+    if request.places_volumes and not host.free:
+        return 0
+    result = schedule(host, request, bound, keep=0)
+    return min(result.normal_count, result.mono_count, bound)
+
+
+def volume_limit(
+    node: StorageRecord,
+    bindings: Sequence[VolumeBinding],
+    bound: int,
+) -> tuple[int, Limit | None]:
+    """``volume_capacity``'s count and, when it is under ``bound``, what stopped it: for ``explain``.
+
+    The same passes as ``volume_capacity``; each records, where it stops, the binding and the volume or
+    disk numbers it stopped on (``Pass.why``), which a count leaves unrecorded.
+    """
+    bound = max(bound, 0)
+    if not need_schedule(bindings):
+        return bound, None
+    host = Host(node)
+    request = ClassifiedRequest(bindings)
+    if request.places_volumes and not host.free:
+        first = (*request.normal, *request.mono, *request.unlimited)[0]
+        return 0, Limit("volume space", f"volume {binding_text(first)}: the node has no volumes")
+    result = schedule(host, request, bound, keep=0, why=True)
+    count = min(result.normal_count, result.mono_count, bound)
+    if count >= bound:
+        return count, None
+    stop = result.stop if result.normal_count <= result.mono_count else result.mono_stop
+    return count, stop or Limit("volume space", f"volume plan: room for {count}")
