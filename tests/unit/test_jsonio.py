@@ -345,3 +345,35 @@ def test_a_lone_surrogate_escape_in_a_record_reads_as_the_replacement_character(
     doc = jsonio.load_document(raw)
     assert doc == expected
     assert jsonio.dump_record(doc).decode("utf-8")  # writable again: every string is UTF-8
+
+
+# -- one wording on every interpreter (the executables run under each: tests/test_trust_every_python.py) ----
+
+
+@pytest.mark.parametrize(
+    ("text", "pos", "kind"),
+    [('{"a":1,}', 6, "object"), ('{"a":1 , \n }', 7, "object"), ("[1,]", 2, "array"), ("[1,\t]", 2, "array")],
+)
+def test_a_trailing_comma_reads_in_the_words_of_3_9_to_3_12_whatever_the_interpreter(
+    text: str, pos: int, kind: str
+) -> None:
+    import json
+
+    # What 3.13's json raises (at the comma); the others' text is the answer on every interpreter.
+    raised = json.JSONDecodeError(f"Illegal trailing comma before end of {kind}", text, pos)
+    older = {"object": "Expecting property name enclosed in double quotes", "array": "Expecting value"}[kind]
+    assert jsonio.reason(raised) == f"{older} at offset {len(text) - 1}"
+    with pytest.raises(PluginError) as caught:
+        jsonio.load_document(text.encode())
+    assert str(caught.value) == f"invalid JSON: {older} at offset {len(text) - 1}"
+
+
+def test_the_int_conversion_limit_reads_in_the_same_words_on_3_9_and_3_10() -> None:
+    tail = " for integer string conversion: value has 5001 digits; use sys.set_int_max_str_digits() to increase"
+    tail += " the limit"
+    newer = f"Exceeds the limit (4300 digits){tail}"
+    assert jsonio.reason(ValueError(f"Exceeds the limit (4300){tail}")) == newer
+    assert jsonio.reason(ValueError(newer)) == newer
+    with pytest.raises(PluginError) as caught:
+        jsonio.load_document(b'{"a":1' + b"0" * 5000 + b"}")
+    assert str(caught.value) == f"invalid JSON: {newer}"
