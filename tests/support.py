@@ -446,7 +446,7 @@ MALFORMED_STDIN = {
     b'{"nodename":"n1"': "decode plugin input: Expecting ',' delimiter at offset 16",
     b'  {"nodename":"n1\x01"}': "decode plugin input: Invalid control character at offset 15",
     b'{"nodename":"n\\q"}': "decode plugin input: Invalid \\escape at offset 14",
-    b'{"nodename":"n1",}': "decode plugin input: ",
+    b'{"nodename":"n1",}': "decode plugin input: Expecting property name enclosed in double quotes at offset 17",
     b'{"nodename":': "decode plugin input: Expecting value at offset 12",
     b'{"nodename":"n1","x":NaN}': "decode plugin input: invalid number literal NaN",
 }

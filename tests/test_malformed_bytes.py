@@ -37,7 +37,7 @@ WHY = {
     "truncated": "Expecting ',' delimiter at offset ",
     "control-character": "Invalid control character at offset 6",
     "bad-escape": "Invalid \\escape at offset 6",
-    "trailing-comma": " at offset ",  # 3.13 names the trailing comma, older interpreters expect a string
+    "trailing-comma": "Expecting property name enclosed in double quotes at offset ",  # on 3.13 too (jsonio.reason)
     "extra-data": "Extra data at offset ",
     "nan": "invalid number literal NaN",
     "utf8-bom": "starts with a UTF-8 byte-order mark",
