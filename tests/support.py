@@ -487,6 +487,10 @@ ODD_CONFIGS = {
     ),
     "an impossible date": (f"etcd:\n  machines: [{_ETCD}]\n  total_timeout: 2001-02-30\n", "invalid YAML: ValueError"),
     "an unclosed JSON object": (f'{{"etcd": {{"machines": ["{_ETCD}"]}}', "invalid YAML at line 1"),
+    "a list nested 600 deep": (  # past PyYAML's ~490 levels; RecursionError's words differ by interpreter
+        f"etcd:\n  machines: [{_ETCD}]\nx: {'[' * 600}{']' * 600}\n",
+        "invalid YAML: nested too deeply",
+    ),
     "a 5001-digit integer": (
         f'{{"etcd": {{"machines": ["{_ETCD}"], "total_timeout": 1{"0" * 5000}}}}}',
         "invalid YAML: ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 5001",

@@ -228,6 +228,24 @@ def test_the_config_is_read_as_yaml_safe_load_reads_it(case: str, tmp_path: Path
         assert load_text(tmp_path, text).etcd.prefix == prefix
 
 
+@pytest.mark.parametrize(
+    "words", ["maximum recursion depth exceeded", "maximum recursion depth exceeded while calling a Python object"]
+)
+def test_a_config_nested_past_pyyaml_reads_in_the_same_words_on_every_interpreter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, words: str
+) -> None:
+    # Deep enough, 3.9-3.11 say the second (a C call hit the limit), 3.12 and 3.13 the first.
+    import yaml
+
+    def deep(*args: Any, **kw: Any) -> Any:
+        raise RecursionError(words)
+
+    monkeypatch.setattr(yaml, "load", deep)
+    with pytest.raises(PluginError) as caught:
+        load_text(tmp_path, f"etcd:\n  machines: [{GOOD}]\n  prefix: '/a\tb'\n")
+    assert str(caught.value).endswith("gpu.yaml: invalid YAML: nested too deeply")
+
+
 def test_the_loader_never_uses_libyaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import yaml
 

@@ -9,7 +9,8 @@ and garbled stdin, the odd configs, the work bounds' refusals, and etcd's replie
 
 Besides each reproducer's own promise, every call's exit status, stdout and stderr must be byte-identical
 to the default python3's (the reference, run once per test): an interpreter whose messages differ (json's
-texts on 3.13, the int conversion limit's on 3.9/3.10) would answer core differently on another host.
+texts on 3.13, the int conversion limit's on 3.9/3.10, RecursionError's) or that decodes deeper nesting
+(3.12, 3.13) would answer core differently on another host.
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ def everywhere(
 def bad_records(plugin: str) -> dict[str, bytes]:
     """Every kind of record that cannot be read (a lone surrogate escape reads: decision 17, below)."""
     kinds = {kind: spoiled_record(plugin, kind) for kind in MALFORMED_KINDS}
-    return {**kinds, **{kind: UNREADABLE_RECORDS[kind] for kind in ("past-int64", "nested-too-deep", "huge-integer")}}
+    kinds.update({kind: UNREADABLE_RECORDS[kind] for kind in ("past-int64", "nested-too-deep", "huge-integer")})
+    # 1200 levels: within what 3.12 and 3.13 decode, past 3.9-3.11's (jsonio.MOST_NESTED refuses it on all).
+    return {**kinds, "nested-1200": b'{"capacity":' + b"[" * 1199 + b"]" * 1199 + b"}"}
 
 
 BAD = list(bad_records("gpu"))
@@ -198,6 +201,12 @@ def test_every_malformed_record_is_a_node_without_capacity_in_bulk_reads_and_nam
 
 # -- (b) truncated and garbled stdin ------------------------------------------------------------------------
 
+
+def deep(depth: int) -> bytes:
+    """A request whose object holds lists ``depth`` levels deep, itself included."""
+    return b'{"nodename":"n1","x":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+
+
 GARBLED_STDIN = {
     **MALFORMED_STDIN,
     # 3.13's json names a trailing comma itself, at the comma: read in the words of the others.
@@ -206,6 +215,9 @@ GARBLED_STDIN = {
     b'{"nodename":"n1","deploy_count":1' + b"0" * 5000 + b"}": "decode plugin input: Exceeds the limit (4300 digits) "
     "for integer string conversion: value has 5001 digits",
     b'{"nodename":"n1","x":' + b"[" * 100000 + b"]" * 100000 + b"}": "decode plugin input: nested too deeply",
+    # Past 500 levels, refused on every interpreter (3.9-3.11 decode about 990, 3.12 1100 or more, 3.13 5000+).
+    **{deep(depth): "decode plugin input: nested too deeply" for depth in (501, 1200, 5000)},
+    deep(500): "",  # read
     b"\xef\xbb\xbf{}": "decode plugin input: Expecting value at offset 0",
     b" \n\t": "decode plugin input: EOF",
     b'{"nodename":"n1"}\x00': "",  # read: what follows the first value is ignored, as Go's decoder does

@@ -377,3 +377,29 @@ def test_the_int_conversion_limit_reads_in_the_same_words_on_3_9_and_3_10() -> N
     with pytest.raises(PluginError) as caught:
         jsonio.load_document(b'{"a":1' + b"0" * 5000 + b"}")
     assert str(caught.value) == f"invalid JSON: {newer}"
+
+
+@pytest.mark.parametrize("depth", [jsonio.MOST_NESTED, jsonio.MOST_NESTED + 1, 1200, 5000])
+def test_nesting_past_most_nested_is_refused_by_every_reading_whatever_the_interpreter_decodes(depth: int) -> None:
+    import json
+
+    # 3.12 and 3.13 decode 1200 and 5000 levels where 3.9-3.11 raise RecursionError: one depth for all.
+    inner = "[" * (depth - 1) + "]" * (depth - 1)
+    readings: list[Callable[[], object]] = [
+        lambda: jsonio.loads_request(f'{{"x":{inner}}}'.encode()),
+        lambda: jsonio.load_document(f'{{"x":{inner}}}'.encode()),
+        lambda: jsonio.loads(f'{{"x":{inner}}}'),
+        lambda: jsonio.loads(f'{{"x":{inner}}}'.encode()),
+    ]
+    for read in readings:
+        if depth <= jsonio.MOST_NESTED:
+            assert read() == {"x": json.loads(inner)}
+        else:
+            with pytest.raises((PluginError, ValueError), match="nested too deeply"):
+                read()
+
+
+def test_many_brackets_that_nest_shallowly_read() -> None:
+    text = '{"nodes":[' + ",".join(['{"a":[1]}'] * 5000) + "]}"
+    assert len(jsonio.loads_request(text.encode())["nodes"]) == 5000
+    assert len(jsonio.loads(text)["nodes"]) == 5000
