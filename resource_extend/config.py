@@ -205,7 +205,12 @@ def _load_yaml(path: str, text: bytes) -> Any:
         raise PluginError(f"config {path}: invalid YAML{at}: {problem}") from None
     except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
         # safe_load refuses these too, outside YAMLError: a timestamp like 2001-02-30, a nesting too deep.
-        raise PluginError(f"config {path}: invalid YAML: {type(exc).__name__}: {exc}") from None
+        if isinstance(exc, RecursionError):  # its words differ by interpreter; the depth (~490) does not
+            raise PluginError(f"config {path}: invalid YAML: nested too deeply") from None
+        from resource_extend.jsonio import reason  # the int limit's words, the same on every interpreter
+
+        why = reason(exc) if isinstance(exc, ValueError) else str(exc)
+        raise PluginError(f"config {path}: invalid YAML: {type(exc).__name__}: {why}") from None
 
 
 def parse(path: str, doc: Any) -> Config:

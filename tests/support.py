@@ -6,9 +6,11 @@ never from each other; conftest.py builds its fixtures from these.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -313,6 +315,24 @@ def interpreter(label: str) -> str:
     return path
 
 
+def reference_python() -> str:
+    """The interpreter the build's shebang finds here (the default python3), which every other must agree with."""
+    found = shutil.which("python3")
+    assert found is not None
+    done = subprocess.run(
+        [found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True, check=True
+    )
+    return str(Path(done.stdout.strip()))
+
+
+def reference_label(python: str) -> str | None:
+    """The label ``interpreter`` resolves to this same interpreter file, if any."""
+    for label, found in [*INTERPRETERS.items(), ("system", SYSTEM)]:
+        if found and os.path.realpath(found) == os.path.realpath(python):
+            return label
+    return None
+
+
 def as_python3(tmp_path: Path, python: str) -> dict[str, str]:
     """An environment whose PATH finds ``python`` as python3 first, as core's service environment would."""
     bin_dir = tmp_path / "python3-bin"
@@ -323,3 +343,143 @@ def as_python3(tmp_path: Path, python: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+# -- bytes from outside that must never become an internal error (issue 20): shared by the tests that feed
+# them to the executables (test_malformed_bytes, test_store_safety, test_config_checks, test_work_bounds,
+# and test_trust_every_python, which feeds them under every interpreter) ---------------------------------
+
+# Each plugin's good record, as the other writer would have stored it (compact, as Go marshals).
+GOOD_RECORDS = {plugin: json.dumps(SEED[plugin], separators=(",", ":")) for plugin in PLUGINS}
+
+
+def spoiled_record(plugin: str, kind: str) -> bytes:
+    """The plugin's good record made unreadable one way: what Go's json.Unmarshal refuses too."""
+    text = GOOD_RECORDS[plugin]
+    first = '"capacity"'  # the first string of every record
+    spoil: dict[str, Any] = {
+        "truncated": lambda: text[:-1].encode(),
+        "control-character": lambda: text.replace(first, '"capa\x01city"').encode(),
+        "bad-escape": lambda: text.replace(first, '"capa\\qcity"').encode(),
+        "trailing-comma": lambda: (text[:-1] + ",}").encode(),
+        "extra-data": lambda: (text + "{}").encode(),
+        "nan": lambda: ('{"x":NaN,' + text[1:]).encode(),
+        "utf8-bom": lambda: b"\xef\xbb\xbf" + text.encode(),
+        "utf16": lambda: text.encode("utf-16"),
+        "utf16-without-bom": lambda: text.encode("utf-16-le"),
+        "utf32": lambda: text.encode("utf-32"),
+        "not-utf8": lambda: text.replace(first, '"capa\xffcity"').encode("latin-1"),
+    }
+    data: bytes = spoil[kind]()
+    return data
+
+
+MALFORMED_KINDS = [
+    "truncated",
+    "control-character",
+    "bad-escape",
+    "trailing-comma",
+    "extra-data",
+    "nan",
+    "utf8-bom",
+    "utf16",
+    "utf16-without-bom",
+    "utf32",
+    "not-utf8",
+]
+
+# Records that decode as JSON (or do not) but cannot be a record: decision 9's other kinds.
+UNREADABLE_RECORDS: dict[str, bytes] = {
+    "bad-json": b'{"capacity": ',
+    "not-utf8": b'{"capacity": {"\xff": 1}}',
+    "past-int64": b'{"capacity": {"prod_count_map": {"a": 9223372036854775808}, '
+    b'"volumes": {"/a": 9223372036854775808}, "storage": 9223372036854775808}}',
+    "wrong-types": b'{"capacity": {"prod_count_map": {"a": "2"}, "volumes": [], "storage": "1T"}, "usage": 5}',
+    "not-an-object": b'"n1"',
+    "no-capacity": b'{"usage": {"volumes": {}, "disks": [], "storage": 1}}',
+    "nested-too-deep": b"[" * 100000 + b"]" * 100000,
+    "huge-integer": b'{"capacity": {"storage": 1' + b"0" * 5000 + b"}}",
+}
+
+# Decision 17: a lone surrogate escape in a stored string, and the name it reads as.
+SURROGATE_RECORDS = {
+    "gpu": ('{"capacity":{"prod_count_map":{"a\\ud800":8}},"usage":{"prod_count_map":{}}}', "a\ufffd"),
+    "storage": (
+        '{"capacity":{"volumes":{"/data\\udc00":100},"disks":[],"storage":100},'
+        '"usage":{"volumes":{"/data\\udc00":0},"disks":[],"storage":0}}',
+        "/data\ufffd",
+    ),
+}
+
+# Stdin that is not one JSON value, and the start of the one line each call must fail with.
+MALFORMED_STDIN = {
+    b'{"nodename":"n1"': "decode plugin input: Expecting ',' delimiter at offset 16",
+    b'  {"nodename":"n1\x01"}': "decode plugin input: Invalid control character at offset 15",
+    b'{"nodename":"n\\q"}': "decode plugin input: Invalid \\escape at offset 14",
+    b'{"nodename":"n1",}': "decode plugin input: Expecting property name enclosed in double quotes at offset 17",
+    b'{"nodename":': "decode plugin input: Expecting value at offset 12",
+    b'{"nodename":"n1","x":NaN}': "decode plugin input: invalid number literal NaN",
+}
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def put_raw(space: PluginDir, node: str, data: bytes) -> None:
+    """Store ``data`` as the node's record byte for byte, as another writer could."""
+    space.etcd.call("/v3/kv/put", {"key": b64(space.key(node).encode()), "value": b64(data)})
+
+
+def raw_record(space: PluginDir, node: str) -> bytes:
+    kvs = space.etcd.call("/v3/kv/range", {"key": b64(space.key(node).encode())})["kvs"]
+    return base64.b64decode(kvs[0]["value"])
+
+
+def snapshot(space: PluginDir) -> dict[str, tuple[str, str, str]]:
+    """Every key under the prefix: its value, mod revision and version."""
+    start = space.prefix.encode()
+    end = start[:-1] + bytes([start[-1] + 1])
+    reply = space.etcd.call("/v3/kv/range", {"key": b64(start), "range_end": b64(end)})
+    return {kv["key"]: (kv.get("value", ""), kv["mod_revision"], kv["version"]) for kv in reply.get("kvs") or []}
+
+
+# Config files PyYAML reads (or refuses) that the fast path's JSON reading cannot, and the refusal each gets
+# (None: the file reads): through the executable, which imports no json package (on 3.10 and 3.11 the bare
+# C scanner raised SystemError: issue 20 item 1).
+_ETCD = "http://127.0.0.1:2379"
+ODD_CONFIGS = {
+    "a trailing comma": (f'{{"etcd": {{"machines": ["{_ETCD}"],}}}}', None),
+    "a leading zero": (f'{{"etcd": {{"machines": ["{_ETCD}"], "total_timeout": 010}}}}', None),
+    "a leading zero, NaN": (
+        f'{{"etcd": {{"machines": ["{_ETCD}"], "total_timeout": NaN}}}}',
+        "etcd.total_timeout: 'NaN'",
+    ),
+    "an impossible date": (f"etcd:\n  machines: [{_ETCD}]\n  total_timeout: 2001-02-30\n", "invalid YAML: ValueError"),
+    "an unclosed JSON object": (f'{{"etcd": {{"machines": ["{_ETCD}"]}}', "invalid YAML at line 1"),
+    "a list nested 600 deep": (  # past PyYAML's ~490 levels; RecursionError's words differ by interpreter
+        f"etcd:\n  machines: [{_ETCD}]\nx: {'[' * 600}{']' * 600}\n",
+        "invalid YAML: nested too deeply",
+    ),
+    "a 5001-digit integer": (
+        f'{{"etcd": {{"machines": ["{_ETCD}"], "total_timeout": 1{"0" * 5000}}}}}',
+        "invalid YAML: ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 5001",
+    ),
+}
+
+
+# -- the work a request asks for (decision 18): test_work_bounds and test_trust_every_python ------------------
+
+
+def bindings(count: int, template: str = "AUTO:/d{}:rw:1") -> list[str]:
+    return [template.format(i) for i in range(count)]
+
+
+def products(count: int) -> dict[str, Any]:
+    return {"prod_count_map": {f"p{i}": 1 for i in range(count)}}
+
+
+def padded(size: int) -> bytes:
+    """A request of exactly ``size`` bytes: the node name padded with spaces after the object."""
+    doc = b'{"nodename": "n1", "workload_resource_request": {}}'
+    return doc + b" " * (size - len(doc))

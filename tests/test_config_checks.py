@@ -20,7 +20,7 @@ from resource_extend.errors import PluginError
 from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
 from resource_extend.storage.verbs import PLUGIN as STORAGE_PLUGIN
 from resource_extend_dev.conformance import run_plugin
-from tests.support import executable
+from tests.support import ODD_CONFIGS, executable
 
 GOOD = "http://127.0.0.1:2379"
 
@@ -228,6 +228,24 @@ def test_the_config_is_read_as_yaml_safe_load_reads_it(case: str, tmp_path: Path
         assert load_text(tmp_path, text).etcd.prefix == prefix
 
 
+@pytest.mark.parametrize(
+    "words", ["maximum recursion depth exceeded", "maximum recursion depth exceeded while calling a Python object"]
+)
+def test_a_config_nested_past_pyyaml_reads_in_the_same_words_on_every_interpreter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, words: str
+) -> None:
+    # Deep enough, 3.9-3.11 say the second (a C call hit the limit), 3.12 and 3.13 the first.
+    import yaml
+
+    def deep(*args: Any, **kw: Any) -> Any:
+        raise RecursionError(words)
+
+    monkeypatch.setattr(yaml, "load", deep)
+    with pytest.raises(PluginError) as caught:
+        load_text(tmp_path, f"etcd:\n  machines: [{GOOD}]\n  prefix: '/a\tb'\n")
+    assert str(caught.value).endswith("gpu.yaml: invalid YAML: nested too deeply")
+
+
 def test_the_loader_never_uses_libyaml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import yaml
 
@@ -241,21 +259,9 @@ def test_the_loader_never_uses_libyaml(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 # Files PyYAML reads (or refuses) that the fast path's JSON reading cannot: through the executable, which
 # imports no json package (on 3.10 and 3.11 the bare C scanner raised SystemError: issue 20 item 1).
-ODD_FILES = {
-    "a trailing comma": (f'{{"etcd": {{"machines": ["{GOOD}"],}}}}', None),
-    "a leading zero": (f'{{"etcd": {{"machines": ["{GOOD}"], "total_timeout": 010}}}}', None),
-    "a leading zero, NaN": (
-        f'{{"etcd": {{"machines": ["{GOOD}"], "total_timeout": NaN}}}}',
-        "etcd.total_timeout: 'NaN'",
-    ),
-    "an impossible date": (f"etcd:\n  machines: [{GOOD}]\n  total_timeout: 2001-02-30\n", "invalid YAML: ValueError"),
-    "an unclosed JSON object": (f'{{"etcd": {{"machines": ["{GOOD}"]}}', "invalid YAML at line 1"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(ODD_FILES))
+@pytest.mark.parametrize("case", sorted(ODD_CONFIGS))
 def test_a_file_the_fast_path_cannot_read_is_pyyamls_to_read_or_refuse(case: str, tmp_path: Path) -> None:
-    text, refusal = ODD_FILES[case]
+    text, refusal = ODD_CONFIGS[case]
     (tmp_path / "gpu.yaml").write_text(text)
     out = run_plugin(executable("gpu"), "calculate-remap", b"{}", str(tmp_path))
     assert "internal error" not in out.stderr

@@ -30,17 +30,9 @@ from tests.support import (
     as_python3,
     executable,
     interpreter,
+    reference_python,
     sample_cases,
 )
-
-
-def reference_python() -> str:
-    """The interpreter the build's shebang finds here, which every other must agree with."""
-    found = shutil.which("python3")
-    assert found is not None
-    return str(Path(subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
-                                   text=True, check=True).stdout.strip()))  # fmt: skip
-
 
 CASES = sample_cases()  # one success and one failure of every verb
 

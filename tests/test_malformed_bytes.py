@@ -9,7 +9,6 @@ bad stdin must fail as ``decode plugin input: …``; and no refusal may change a
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -17,52 +16,28 @@ from typing import Any
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, SEED, PluginDir, one_clean_line
+from tests.support import (
+    GOOD_RECORDS,
+    MALFORMED_KINDS,
+    MALFORMED_STDIN,
+    PLUGINS,
+    SEED,
+    SURROGATE_RECORDS,
+    PluginDir,
+    b64,
+    one_clean_line,
+    put_raw,
+    raw_record,
+    snapshot,
+    spoiled_record,
+)
 
-# Each plugin's good record, as the other writer would have stored it (compact, as Go marshals).
-GOOD = {plugin: json.dumps(SEED[plugin], separators=(",", ":")) for plugin in PLUGINS}
-
-
-def _spoiled(plugin: str, kind: str) -> bytes:
-    """The plugin's good record made unreadable one way: what Go's json.Unmarshal refuses too."""
-    text = GOOD[plugin]
-    first = '"capacity"'  # the first string of every record
-    spoil: dict[str, Any] = {
-        "truncated": lambda: text[:-1].encode(),
-        "control-character": lambda: text.replace(first, '"capa\x01city"').encode(),
-        "bad-escape": lambda: text.replace(first, '"capa\\qcity"').encode(),
-        "trailing-comma": lambda: (text[:-1] + ",}").encode(),
-        "extra-data": lambda: (text + "{}").encode(),
-        "nan": lambda: ('{"x":NaN,' + text[1:]).encode(),
-        "utf8-bom": lambda: b"\xef\xbb\xbf" + text.encode(),
-        "utf16": lambda: text.encode("utf-16"),
-        "utf16-without-bom": lambda: text.encode("utf-16-le"),
-        "utf32": lambda: text.encode("utf-32"),
-        "not-utf8": lambda: text.replace(first, '"capa\xffcity"').encode("latin-1"),
-    }
-    data: bytes = spoil[kind]()
-    return data
-
-
-KINDS = [
-    "truncated",
-    "control-character",
-    "bad-escape",
-    "trailing-comma",
-    "extra-data",
-    "nan",
-    "utf8-bom",
-    "utf16",
-    "utf16-without-bom",
-    "utf32",
-    "not-utf8",
-]
 # What the single-node reads say about each (after "node bad: stored record is unreadable: invalid JSON: ").
 WHY = {
     "truncated": "Expecting ',' delimiter at offset ",
     "control-character": "Invalid control character at offset 6",
     "bad-escape": "Invalid \\escape at offset 6",
-    "trailing-comma": " at offset ",  # 3.13 names the trailing comma, older interpreters expect a string
+    "trailing-comma": "Expecting property name enclosed in double quotes at offset ",  # on 3.13 too (jsonio.reason)
     "extra-data": "Extra data at offset ",
     "nan": "invalid number literal NaN",
     "utf8-bom": "starts with a UTF-8 byte-order mark",
@@ -71,28 +46,7 @@ WHY = {
     "utf32": "not UTF-8 (byte 0xff at offset 0)",
     "not-utf8": "not UTF-8 (byte 0xff at offset 6)",
 }
-CASES = [(plugin, kind) for plugin in PLUGINS for kind in KINDS]
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def put_raw(space: PluginDir, node: str, data: bytes) -> None:
-    space.etcd.call("/v3/kv/put", {"key": _b64(space.key(node).encode()), "value": _b64(data)})
-
-
-def raw(space: PluginDir, node: str) -> bytes:
-    kvs = space.etcd.call("/v3/kv/range", {"key": _b64(space.key(node).encode())})["kvs"]
-    return base64.b64decode(kvs[0]["value"])
-
-
-def snapshot(space: PluginDir) -> dict[str, tuple[str, str, str]]:
-    """Every key under the prefix: its value, mod revision and version."""
-    start = space.prefix.encode()
-    end = start[:-1] + bytes([start[-1] + 1])
-    reply = space.etcd.call("/v3/kv/range", {"key": _b64(start), "range_end": _b64(end)})
-    return {kv["key"]: (kv.get("value", ""), kv["mod_revision"], kv["version"]) for kv in reply.get("kvs") or []}
+CASES = [(plugin, kind) for plugin in PLUGINS for kind in MALFORMED_KINDS]
 
 
 def bulk_answers(space: PluginDir) -> list[Any]:
@@ -115,7 +69,7 @@ _WITHOUT_BAD: dict[str, list[Any]] = {}
 @pytest.fixture
 def space(request: pytest.FixtureRequest, etcd: DevEtcd, prefix: str, tmp_path: Path) -> PluginDir:
     plugin_dir = PluginDir(request.param, tmp_path, etcd, prefix)
-    put_raw(plugin_dir, "good", GOOD[request.param].encode())
+    put_raw(plugin_dir, "good", GOOD_RECORDS[request.param].encode())
     return plugin_dir
 
 
@@ -123,7 +77,7 @@ def space(request: pytest.FixtureRequest, etcd: DevEtcd, prefix: str, tmp_path: 
 def test_a_malformed_record_is_a_node_without_capacity_in_every_bulk_read(space: PluginDir, kind: str) -> None:
     if space.plugin not in _WITHOUT_BAD:
         _WITHOUT_BAD[space.plugin] = bulk_answers(space)
-    put_raw(space, "bad", _spoiled(space.plugin, kind))
+    put_raw(space, "bad", spoiled_record(space.plugin, kind))
     before = snapshot(space)
     assert bulk_answers(space) == _WITHOUT_BAD[space.plugin]
     assert snapshot(space) == before
@@ -131,7 +85,7 @@ def test_a_malformed_record_is_a_node_without_capacity_in_every_bulk_read(space:
 
 @pytest.mark.parametrize(("space", "kind"), CASES, indirect=["space"], ids=[f"{p}-{k}" for p, k in CASES])
 def test_a_malformed_record_fails_single_node_reads_naming_the_node_and_why(space: PluginDir, kind: str) -> None:
-    put_raw(space, "bad", _spoiled(space.plugin, kind))
+    put_raw(space, "bad", spoiled_record(space.plugin, kind))
     before = snapshot(space)
     for verb, extra in (
         ("get-node-resource-info", {}),
@@ -145,60 +99,42 @@ def test_a_malformed_record_fails_single_node_reads_naming_the_node_and_why(spac
         assert snapshot(space) == before
 
 
-@pytest.mark.parametrize(("space", "kind"), CASES[:: len(KINDS) // 3], indirect=["space"])
+@pytest.mark.parametrize(("space", "kind"), CASES[:: len(MALFORMED_KINDS) // 3], indirect=["space"])
 def test_a_malformed_record_is_replaced_by_set_node_resource_info(space: PluginDir, kind: str) -> None:
-    put_raw(space, "bad", _spoiled(space.plugin, kind))
+    put_raw(space, "bad", spoiled_record(space.plugin, kind))
     space.ok("set-node-resource-info", {"nodename": "bad", **SEED[space.plugin]})
-    assert json.loads(raw(space, "bad").decode("utf-8")) == SEED[space.plugin]
+    assert json.loads(raw_record(space, "bad").decode("utf-8")) == SEED[space.plugin]
 
 
 # -- stdin -------------------------------------------------------------------------------------------------
 
-STDIN = {
-    b'{"nodename":"n1"': "decode plugin input: Expecting ',' delimiter at offset 16",
-    b'  {"nodename":"n1\x01"}': "decode plugin input: Invalid control character at offset 15",
-    b'{"nodename":"n\\q"}': "decode plugin input: Invalid \\escape at offset 14",
-    b'{"nodename":"n1",}': "decode plugin input: ",
-    b'{"nodename":': "decode plugin input: Expecting value at offset 12",
-    b'{"nodename":"n1","x":NaN}': "decode plugin input: invalid number literal NaN",
-}
-
 
 @pytest.mark.parametrize("plugin", PLUGINS)
-@pytest.mark.parametrize("stdin", list(STDIN), ids=range(len(STDIN)))
+@pytest.mark.parametrize("stdin", list(MALFORMED_STDIN), ids=range(len(MALFORMED_STDIN)))
 def test_malformed_stdin_is_a_decode_error_and_touches_nothing(
     plugin: str, stdin: bytes, etcd: DevEtcd, prefix: str, tmp_path: Path
 ) -> None:
     space = PluginDir(plugin, tmp_path, etcd, prefix)
-    put_raw(space, "n1", GOOD[plugin].encode())
+    put_raw(space, "n1", GOOD_RECORDS[plugin].encode())
     before = snapshot(space)
     for verb in ("get-node-resource-info", "set-node-resource-usage", "calculate-deploy"):
         line = one_clean_line(space.call(verb, raw=stdin))
-        assert line.startswith(f"resource-{plugin} {verb}: {STDIN[stdin]}"), line
+        assert line.startswith(f"resource-{plugin} {verb}: {MALFORMED_STDIN[stdin]}"), line
     assert snapshot(space) == before
 
 
 # -- decision 17: a lone surrogate escape in a stored string ---------------------------------------------
 
-SURROGATE = {
-    "gpu": ('{"capacity":{"prod_count_map":{"a\\ud800":8}},"usage":{"prod_count_map":{}}}', "a\ufffd"),
-    "storage": (
-        '{"capacity":{"volumes":{"/data\\udc00":100},"disks":[],"storage":100},'
-        '"usage":{"volumes":{"/data\\udc00":0},"disks":[],"storage":0}}',
-        "/data\ufffd",
-    ),
-}
-
 
 @pytest.mark.parametrize("space", PLUGINS, indirect=True)
 def test_a_lone_surrogate_escape_in_a_record_reads_as_u_fffd_and_the_node_stays_writable(space: PluginDir) -> None:
-    stored, name = SURROGATE[space.plugin]
+    stored, name = SURROGATE_RECORDS[space.plugin]
     put_raw(space, "n1", stored.encode())
     info = space.ok("get-node-resource-info", {"nodename": "n1"})
     assert name in json.dumps(info, ensure_ascii=False)
     change = {"gpu": {"prod_count_map": {"a100": 1}}, "storage": {"storage": 1}}[space.plugin]
     space.ok("set-node-resource-usage", {"nodename": "n1", "resource": change, "delta": True, "incr": True})
-    written = raw(space, "n1").decode("utf-8")  # strict: a write stores valid UTF-8
+    written = raw_record(space, "n1").decode("utf-8")  # strict: a write stores valid UTF-8
     assert name in written and "\\ud" not in written.lower()
 
 
@@ -211,12 +147,12 @@ DEEP = b"[" * 100000 + b"]" * 100000
 @pytest.mark.parametrize(
     ("entry", "capacity"),
     [
-        (_b64(b'{"prod_count_map":{"a100":2}}'), {"a100": 2}),  # the engine's report is the capacity
-        (_b64(DEEP), {}),
-        (_b64(b'{"prod_count_map":' + DEEP + b"}"), {}),
-        (_b64(b"\xef\xbb\xbf" + b'{"prod_count_map":{"a100":2}}'), {}),
-        (_b64(b'{"prod_count_map":{"a100":2}'), {}),
-        (_b64(b'{"prod_count_map":{"a\xff":2}}'), {}),
+        (b64(b'{"prod_count_map":{"a100":2}}'), {"a100": 2}),  # the engine's report is the capacity
+        (b64(DEEP), {}),
+        (b64(b'{"prod_count_map":' + DEEP + b"}"), {}),
+        (b64(b"\xef\xbb\xbf" + b'{"prod_count_map":{"a100":2}}'), {}),
+        (b64(b'{"prod_count_map":{"a100":2}'), {}),
+        (b64(b'{"prod_count_map":{"a\xff":2}}'), {}),
     ],
     ids=["control", "deep", "deep-inside", "bom", "truncated", "not-utf8"],
 )

@@ -23,7 +23,7 @@ from resource_extend.storage.verbs import PLUGIN as STORAGE
 from resource_extend.verb import Call, Plugin
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import executable
+from tests.support import UNREADABLE_RECORDS, executable
 
 INT64_MAX = 2**63 - 1
 P62 = 2**62
@@ -268,17 +268,7 @@ def test_a_record_that_would_not_read_back_is_never_written(etcd: DevEtcd, prefi
 
 # -- decision 9: a record written by something else -------------------------------------------------------
 
-UNREADABLE: dict[str, bytes] = {
-    "bad-json": b'{"capacity": ',
-    "not-utf8": b'{"capacity": {"\xff": 1}}',
-    "past-int64": b'{"capacity": {"prod_count_map": {"a": 9223372036854775808}, '
-    b'"volumes": {"/a": 9223372036854775808}, "storage": 9223372036854775808}}',
-    "wrong-types": b'{"capacity": {"prod_count_map": {"a": "2"}, "volumes": [], "storage": "1T"}, "usage": 5}',
-    "not-an-object": b'"n1"',
-    "no-capacity": b'{"usage": {"volumes": {}, "disks": [], "storage": 1}}',
-    "nested-too-deep": b"[" * 100000 + b"]" * 100000,
-    "huge-integer": b'{"capacity": {"storage": 1' + b"0" * 5000 + b"}}",
-}
+UNREADABLE = UNREADABLE_RECORDS
 # A GPU record without a side reads as that side empty (the reference overlays the stored JSON on an
 # empty record); a storage record without its capacity cannot answer anything about its node.
 CASES = [

@@ -17,7 +17,7 @@ import pytest
 from resource_extend.bounds import LIMITS
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PluginDir
+from tests.support import PluginDir, bindings, padded, products
 
 BIG = 1 << 50
 STORAGE_NODE = {
@@ -79,14 +79,6 @@ def within(plugin: PluginDir, verb: str, request: Any = None, raw: bytes | None 
     assert (out.status, out.stderr) == (0, ""), out
     assert maxrss_kb // 1024 < MAX_RSS_MB
     return out, maxrss_kb // 1024
-
-
-def bindings(count: int, template: str = "AUTO:/d{}:rw:1") -> list[str]:
-    return [template.format(i) for i in range(count)]
-
-
-def products(count: int) -> dict[str, Any]:
-    return {"prod_count_map": {f"p{i}": 1 for i in range(count)}}
 
 
 # -- calculate-deploy: bindings or products x deploy_count ------------------------------------------------
@@ -213,12 +205,6 @@ def test_realloc_just_within_the_limits_completes(storage: PluginDir) -> None:
 
 
 # -- stdin ---------------------------------------------------------------------------------------------
-
-
-def padded(size: int) -> bytes:
-    """A request of exactly ``size`` bytes: the node name padded with spaces after the object."""
-    doc = b'{"nodename": "n1", "workload_resource_request": {}}'
-    return doc + b" " * (size - len(doc))
 
 
 def test_stdin_past_the_limit_is_refused_without_being_read(gpu_node: PluginDir) -> None:

@@ -293,7 +293,8 @@ def _document(data: bytes) -> dict[str, Any]:
 
 def _unreadable(exc: BaseException, data: bytes) -> str:
     """A bad answer in a few words: its size and what was wrong, never more than a few bytes of it."""
-    what = str(exc)[:80] or type(exc).__name__
+    # jsonio.reason: a JSON error in the same words on every interpreter (3.13 words a trailing comma apart).
+    what = (jsonio.reason(exc) if isinstance(exc, ValueError) else str(exc))[:80] or type(exc).__name__
     return f"{len(data)} bytes, {what}"
 
 

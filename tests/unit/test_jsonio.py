@@ -345,3 +345,61 @@ def test_a_lone_surrogate_escape_in_a_record_reads_as_the_replacement_character(
     doc = jsonio.load_document(raw)
     assert doc == expected
     assert jsonio.dump_record(doc).decode("utf-8")  # writable again: every string is UTF-8
+
+
+# -- one wording on every interpreter (the executables run under each: tests/test_trust_every_python.py) ----
+
+
+@pytest.mark.parametrize(
+    ("text", "pos", "kind"),
+    [('{"a":1,}', 6, "object"), ('{"a":1 , \n }', 7, "object"), ("[1,]", 2, "array"), ("[1,\t]", 2, "array")],
+)
+def test_a_trailing_comma_reads_in_the_words_of_3_9_to_3_12_whatever_the_interpreter(
+    text: str, pos: int, kind: str
+) -> None:
+    import json
+
+    # What 3.13's json raises (at the comma); the others' text is the answer on every interpreter.
+    raised = json.JSONDecodeError(f"Illegal trailing comma before end of {kind}", text, pos)
+    older = {"object": "Expecting property name enclosed in double quotes", "array": "Expecting value"}[kind]
+    assert jsonio.reason(raised) == f"{older} at offset {len(text) - 1}"
+    with pytest.raises(PluginError) as caught:
+        jsonio.load_document(text.encode())
+    assert str(caught.value) == f"invalid JSON: {older} at offset {len(text) - 1}"
+
+
+def test_the_int_conversion_limit_reads_in_the_same_words_on_3_9_and_3_10() -> None:
+    tail = " for integer string conversion: value has 5001 digits; use sys.set_int_max_str_digits() to increase"
+    tail += " the limit"
+    newer = f"Exceeds the limit (4300 digits){tail}"
+    assert jsonio.reason(ValueError(f"Exceeds the limit (4300){tail}")) == newer
+    assert jsonio.reason(ValueError(newer)) == newer
+    with pytest.raises(PluginError) as caught:
+        jsonio.load_document(b'{"a":1' + b"0" * 5000 + b"}")
+    assert str(caught.value) == f"invalid JSON: {newer}"
+
+
+@pytest.mark.parametrize("depth", [jsonio.MOST_NESTED, jsonio.MOST_NESTED + 1, 1200, 5000])
+def test_nesting_past_most_nested_is_refused_by_every_reading_whatever_the_interpreter_decodes(depth: int) -> None:
+    import json
+
+    # 3.12 and 3.13 decode 1200 and 5000 levels where 3.9-3.11 raise RecursionError: one depth for all.
+    inner = "[" * (depth - 1) + "]" * (depth - 1)
+    readings: list[Callable[[], object]] = [
+        lambda: jsonio.loads_request(f'{{"x":{inner}}}'.encode()),
+        lambda: jsonio.load_document(f'{{"x":{inner}}}'.encode()),
+        lambda: jsonio.loads(f'{{"x":{inner}}}'),
+        lambda: jsonio.loads(f'{{"x":{inner}}}'.encode()),
+    ]
+    for read in readings:
+        if depth <= jsonio.MOST_NESTED:
+            assert read() == {"x": json.loads(inner)}
+        else:
+            with pytest.raises((PluginError, ValueError), match="nested too deeply"):
+                read()
+
+
+def test_many_brackets_that_nest_shallowly_read() -> None:
+    text = '{"nodes":[' + ",".join(['{"a":[1]}'] * 5000) + "]}"
+    assert len(jsonio.loads_request(text.encode())["nodes"]) == 5000
+    assert len(jsonio.loads(text)["nodes"]) == 5000
