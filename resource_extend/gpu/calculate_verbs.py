@@ -6,12 +6,12 @@ set-node-resource-usage. Unknown nodes read as the empty record, as the referenc
 
 from __future__ import annotations
 
-from resource_extend import deploy
+from resource_extend import deploy, params
 from resource_extend.capacity import deploy_capacity_response
 from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.record import GpuRecord
-from resource_extend.gpu.request import Deploy, DeployCapacity, Realloc
+from resource_extend.gpu.request import PAYLOADS
 from resource_extend.gpu.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
 from resource_extend.verb import Call
 
@@ -29,7 +29,7 @@ GpuCall = Call[GpuRecord]
 
 
 def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
-    request = DeployCapacity.from_json(call.request, call.config.bounds)
+    request = params.DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
     records = call.store.get_many(request.nodenames)
     return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
 
@@ -37,12 +37,12 @@ def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
 def explainer(request_doc: dict[str, Any], config: Config) -> Callable[[GpuRecord], tuple[int, Limit]]:
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs."""
-    request = DeployCapacity.read_request(request_doc, "workload_resource")
+    request = PAYLOADS.request(request_doc, "workload_resource")
     return lambda record: node_deploy_limit(record, request)
 
 
 def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
-    request = Deploy.from_json(call.request, call.config.bounds)
+    request = params.Deploy.from_json(call.request, call.config.bounds, PAYLOADS)
     record, known = deploy.target_record(call, request.nodename)
     try:
         allocate(record.available(), request.request, request.count)
@@ -53,7 +53,7 @@ def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
 
 
 def calculate_realloc(call: GpuCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
-    request = Realloc.from_json(call.request, call.config.bounds)
+    request = params.Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
     wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)
     return {
         "engine_params": prodmap.to_json(wanted),

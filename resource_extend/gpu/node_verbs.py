@@ -10,7 +10,7 @@ from resource_extend import params
 from resource_extend.capacity import ratio
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
-from resource_extend.gpu.request import AddNode, NodeWorkloads, SetCapacity, SetInfo, SetUsage
+from resource_extend.gpu.request import PAYLOADS, cards
 from resource_extend.nodeverbs import set_side
 from resource_extend.verb import Call
 
@@ -27,10 +27,6 @@ PRIORITY = 100
 
 # -- the kind: what the shared node verbs in nodeverbs need to know of GPU records --------------------
 
-add_node_request = AddNode.from_json
-set_info_request = SetInfo.from_json
-workloads_request = NodeWorkloads.from_json
-
 
 def reconcile(record: GpuRecord, held: list[MaybeMap]) -> tuple[GpuRecord, list[str]]:
     actual, diffs = reconcile_usage(record.usage, held)
@@ -46,17 +42,17 @@ def _usage(record: GpuRecord) -> ProdMapJSON:
 
 
 def set_node_resource_capacity(call: GpuCall) -> BeforeAfter[ProdMapJSON]:
-    request = SetCapacity.from_json(call.request)
+    request = params.SetCapacity.from_json(call.request, PAYLOADS)
 
     def change(record: GpuRecord) -> GpuRecord:
-        cards = request.cards(record.capacity)
-        return GpuRecord(combine(record.capacity, cards, [], request.delta, request.incr), record.usage)
+        new = cards(request.request, request.resource, record.capacity)
+        return GpuRecord(combine(record.capacity, new, [], request.delta, request.incr), record.usage)
 
     return set_side(call, request.nodename, change, _capacity, _capacity)
 
 
 def set_node_resource_usage(call: GpuCall) -> BeforeAfter[ProdMapJSON]:
-    request = SetUsage.from_json(call.request)
+    request = params.SetUsage.from_json(call.request, PAYLOADS)
 
     def change(record: GpuRecord) -> GpuRecord:
         usage = combine(record.usage, request.resource, request.workloads, request.delta, request.incr)

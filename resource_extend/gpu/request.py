@@ -2,10 +2,10 @@
 
 As the reference decodes a request into a struct before its logic runs, a handler reads its request here
 and then works on the value; the fields are read in the order, and refused with the messages, they always
-were. add-node's cards and get-node-resource-info's workloads are decoded later (``AddNode.record``,
-``NodeWorkloads.held``): the reference reads them only after the store has answered. The verbs' shapes
+were. add-node's cards and get-node-resource-info's workloads are decoded later (``params.AddNode.record``,
+``params.NodeWorkloads.held``): the reference reads them only after the store has answered. The verbs' shapes
 are ``params``'s, shared with the storage plugin; what is the GPU plugin's own is how it reads its card
-maps (``_Payloads``) and set-node-resource-capacity, whose cards follow rules of their own.
+maps (``PAYLOADS``), and set-node-resource-capacity's cards, which follow rules of their own (``cards``).
 """
 
 from __future__ import annotations
@@ -40,14 +40,6 @@ def _cards(resource: JSONObject | None, where: str) -> ProdMap:
     return cards
 
 
-class AddNode(params.AddNode):
-    __slots__ = ()
-
-    def record(self) -> GpuRecord:
-        """The new node's record: the request's cards, else the engine's own report; nothing used."""
-        return GpuRecord(_cards(self.resource, "resource") or _reported_gpus(self.info), {})
-
-
 def _reported_gpus(info: JSONObject) -> ProdMap:
     """The engine's own GPU report (upstream core's ``Resources["gpu"]``), or no cards."""
     resources = info.get("Resources")
@@ -76,100 +68,74 @@ def _request_and_resource(doc: JSONObject) -> tuple[MaybeMap, MaybeMap]:
     return request, _present(params.obj(doc, "resource"), "resource")
 
 
-class _Payloads:
-    """How the GPU plugin reads its own payloads: the hooks of the shared request shapes in ``params``."""
+class KeepStored:
+    """set-node-resource-capacity's ``resource_request`` when it keeps the stored cards: absolute, without
+    ``prod_count_map``."""
 
     __slots__ = ()
 
-    @classmethod
-    def read_record(cls, capacity: JSONObject | None, usage: JSONObject | None) -> GpuRecord:
+
+KEEP = KeepStored()
+
+
+class Payloads:
+    """How the GPU plugin reads its own payloads, for the shared request values in ``params``."""
+
+    __slots__ = ()
+
+    # The work of a GPU workload grows with the products it names (decision 18).
+    ITEMS = "products"
+
+    def added(self, resource: JSONObject | None, info: JSONObject) -> GpuRecord:
+        """The new node's record: the request's cards, else the engine's own report; nothing used."""
+        return GpuRecord(_cards(resource, "resource") or _reported_gpus(info), {})
+
+    def record(self, capacity: JSONObject | None, usage: JSONObject | None) -> GpuRecord:
         return GpuRecord(prodmap.parse(capacity, "capacity"), prodmap.parse(usage, "usage"))
 
-    @classmethod
-    def read_workload(cls, doc: JSONObject) -> MaybeMap:
+    def workload(self, doc: JSONObject) -> MaybeMap:
         return workload(doc)
 
-    @classmethod
-    def read_resource(cls, doc: JSONObject) -> MaybeMap:
+    def usage(self, doc: JSONObject) -> MaybeMap:
         request, resource = _request_and_resource(doc)
         return request if request is not None else resource
 
-    @classmethod
-    def read_request(cls, doc: JSONObject, key: str) -> ProdMap:
+    def capacity(self, doc: JSONObject, delta: bool, incr: bool) -> tuple[MaybeMap | KeepStored, MaybeMap]:
+        """An absolute ``resource_request`` without ``prod_count_map`` keeps the stored cards (``KEEP``)."""
+        request, resource = _request_and_resource(doc)
+        raw = params.obj(doc, "resource_request")
+        if not delta and raw is not None and "prod_count_map" not in raw:
+            return KEEP, resource
+        return request, resource
+
+    def request(self, doc: JSONObject, key: str) -> ProdMap:
         return _cards(params.obj(doc, key), key)
 
-    @classmethod
-    def read_change(cls, value: JSONObject | None) -> MaybeMap:
+    def change(self, value: JSONObject | None) -> MaybeMap:
         # A change may take cards away: its counts may be negative, only its products are checked.
         request = prodmap.parse(value, "workload_resource_request")
         prodmap.validate_products(request)
         return request
 
-    @classmethod
-    def read_current(cls, value: JSONObject | None) -> MaybeMap:
+    def current(self, value: JSONObject | None) -> MaybeMap:
         current = prodmap.parse(value, "workload_resource")
         prodmap.validate(current)
         return current
 
-    # The work of a GPU workload grows with the products it names (decision 18).
-    ITEMS = "products"
-
-    @classmethod
-    def items(cls, request: ProdMap) -> int:
+    def items(self, request: ProdMap) -> int:
         return len(request)
 
-    @classmethod
-    def change_items(cls, request: MaybeMap) -> int:
-        return len(request or ())
+    def change_items(self, change: MaybeMap) -> int:
+        return len(change or ())
 
-    @classmethod
-    def current_items(cls, current: MaybeMap) -> int:
+    def current_items(self, current: MaybeMap) -> int:
         return len(current or ())
 
 
-class SetInfo(_Payloads, params.SetInfo[GpuRecord]):
-    __slots__ = ()
+PAYLOADS = Payloads()
 
 
-class NodeWorkloads(_Payloads, params.NodeWorkloads[MaybeMap]):
-    __slots__ = ()
-
-
-class SetCapacity(_Payloads, params.SetCapacity[MaybeMap, MaybeMap]):
-    """``keep_cards``: an absolute ``resource_request`` without ``prod_count_map`` leaves the stored cards as
-    they are."""
-
-    __slots__ = ("keep_cards",)
-    keep_cards: bool
-
-    @classmethod
-    def from_json(cls, doc: JSONObject) -> SetCapacity:
-        value = super().from_json(doc)
-        raw = params.obj(doc, "resource_request")
-        value.keep_cards = not value.delta and raw is not None and "prod_count_map" not in raw
-        return value
-
-    @classmethod
-    def read_capacity(cls, doc: JSONObject, delta: bool, incr: bool) -> tuple[MaybeMap, MaybeMap]:
-        return _request_and_resource(doc)
-
-    def cards(self, stored: MaybeMap) -> MaybeMap:
-        """The cards to combine with the stored capacity ``stored``."""
-        source = stored if self.keep_cards else self.request
-        return source if source is not None else self.resource
-
-
-class SetUsage(_Payloads, params.SetUsage[MaybeMap, MaybeMap]):
-    __slots__ = ()
-
-
-class DeployCapacity(_Payloads, params.DeployCapacity[ProdMap]):
-    __slots__ = ()
-
-
-class Deploy(_Payloads, params.Deploy[ProdMap]):
-    __slots__ = ()
-
-
-class Realloc(_Payloads, params.Realloc[MaybeMap, MaybeMap]):
-    __slots__ = ()
+def cards(request: MaybeMap | KeepStored, resource: MaybeMap, stored: MaybeMap) -> MaybeMap:
+    """set-node-resource-capacity's cards to combine with the stored capacity ``stored``."""
+    source = stored if isinstance(request, KeepStored) else request
+    return source if source is not None else resource
