@@ -5,7 +5,8 @@ The shared part is the protocol: the "already exists" check before add-node deco
 shape of each answer, the get-metrics loop and calculate-remap's no-op. What a record holds is the kind's:
 each verb's request is parsed by the kind (its plugin's ``request`` module) into a value, once, before
 the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
-node's metric rows are the plugin's ``metrics`` module's.
+node's metric rows are the plugin's ``metrics`` module's. ``verb_table`` builds a plugin's whole table
+from its manifest.
 """
 
 from __future__ import annotations
@@ -19,69 +20,55 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Generic, Protocol, TypedDict, TypeVar
 
+    from resource_extend.capacity import Limit
+    from resource_extend.config import Config
+    from resource_extend.diagnosis import Finding, GoType
     from resource_extend.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
-    from resource_extend.params import JSONObject
     from resource_extend.store import Record, RecordJSON
+    from resource_extend.verb import Plugin
 
     R = TypeVar("R", bound=Record)
     R_in = TypeVar("R_in", bound=Record, contravariant=True)
-    R_co = TypeVar("R_co", bound=Record, covariant=True)
-    H_co = TypeVar("H_co", covariant=True)
     H = TypeVar("H")
     S = TypeVar("S")
     E = TypeVar("E")
     W = TypeVar("W")
 
-    class AddNodeRequest(Protocol[R_co]):
-        """add-node's request as the kind reads it (``params.AddNode`` and the plugin's ``record``)."""
-
-        @property
-        def nodename(self) -> str: ...
-
-        def record(self) -> R_co:
-            """The record add-node creates: the request's capacity, else the engine's report; nothing used.
-            Decoded only when asked, after the store has said the node is new."""
-
-    class SetInfoRequest(Protocol[R_co]):
-        """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage``."""
-
-        @property
-        def nodename(self) -> str: ...
-
-        @property
-        def record(self) -> R_co: ...
-
-    class WorkloadsRequest(Protocol[H_co]):
-        """get-node-resource-info's and fix-node-resource's request (``params.NodeWorkloads``)."""
-
-        @property
-        def nodename(self) -> str: ...
-
-        def held(self) -> H_co:
-            """What the request's ``workloads_resource`` hold, parsed when asked."""
-
     class Kind(Protocol[R, H]):
-        """What one plugin's records hold, as the shared node verbs need it: the plugin's ``node_verbs``
-        module is its kind, and its ``request`` module parses the requests. ``H`` is what a request's
-        workloads parse into."""
+        """What one plugin's records hold, as the shared node verbs need it, and the node verbs it answers its
+        own way: the plugin's ``node_verbs`` module is its kind (its ``request`` module's ``Payloads`` parse
+        the requests). ``H`` is what a request's workloads parse into."""
 
-        def add_node_request(self, doc: JSONObject) -> AddNodeRequest[R]: ...
-
-        def set_info_request(self, doc: JSONObject) -> SetInfoRequest[R]: ...
-
-        def workloads_request(self, doc: JSONObject) -> WorkloadsRequest[H]: ...
-
-        def reconcile(self, record: R, held: H) -> tuple[R, list[str]]:
+        def reconcile(self, record: R, held: list[H]) -> tuple[R, list[str]]:
             """The record with its usage recomputed from ``held``, and where the stored usage differs."""
+
+        def set_node_resource_capacity(self, call: Call[R]) -> Any: ...
+
+        def set_node_resource_usage(self, call: Call[R]) -> Any: ...
+
+        def get_most_idle_node(self, call: Call[R]) -> Any: ...
 
     class Metrics(Protocol[R_in]):
         """A plugin's ``metrics`` module, imported only when get-metrics or its description runs."""
 
-        METRICS_DESCRIPTION: list[MetricDescription]
+        def describe(self, record: type[R_in]) -> list[MetricDescription]:
+            """get-metrics-description's answer for the plugin whose records are ``record``."""
 
         def render_rows(self, rows: Rendered, pod: str, node: str, record: R_in) -> None:
             """Append the node's get-metrics rows to ``rows``, as JSON text."""
+
+    class Checks(Protocol[R_in]):
+        """A plugin's ``checks`` module: what ``doctor`` checks in one stored record, imported only by doctor."""
+
+        # The reference's Go type of the record, for the decoding checks (``diagnosis.examine``).
+        GO_RECORD: GoType
+
+        def check_record(self, node: str, record: R_in) -> list[Finding]:
+            """Counts a readable record should not hold."""
+
+        def corrected(self, doc: dict[str, Any]) -> dict[str, Any]:
+            """The record doctor proposes from a salvaged one: always one a write accepts."""
 
     class CalculateVerbs(Protocol[R]):
         """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
@@ -91,6 +78,12 @@ if TYPE_CHECKING:
         def calculate_deploy(self, call: Call[R]) -> Any: ...
 
         def calculate_realloc(self, call: Call[R]) -> Any: ...
+
+        def explainer(
+            self, request_doc: dict[str, Any], config: Config, record: type[R]
+        ) -> Callable[[R], tuple[int, Limit]]:
+            """For ``explain``: each node's count for get-nodes-deploy-capacity's ``workload_resource``, with
+            the limit that set it, from the scheduler the verb runs."""
 
     class NodeInfo(TypedDict):
         """get-node-resource-info's and fix-node-resource's answer: the record's two sides and the diffs."""
@@ -133,7 +126,7 @@ if TYPE_CHECKING:
 
 
 def add_node(call: Call[R]) -> RecordJSON:
-    request = call.plugin.kind.add_node_request(call.request)
+    request = params.AddNode.from_json(call.request, call.plugin.payloads)
     node = request.nodename
     # The reference checks for an existing record before it reads the request's resources; an
     # unreadable record exists too (set-node-resource-info or remove-node replaces it).
@@ -149,13 +142,13 @@ def remove_node(call: Call[R]) -> Empty:
 
 
 def set_node_resource_info(call: Call[R]) -> Empty:
-    request = call.plugin.kind.set_info_request(call.request)
+    request = params.SetInfo.from_json(call.request, call.plugin.payloads)
     call.store.put(request.nodename, request.record)
     return {}
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
-    request = call.plugin.kind.workloads_request(call.request)
+    request = params.NodeWorkloads.from_json(call.request, call.plugin.payloads)
     try:
         record = call.store.get(request.nodename)
     except NodeNotExists:
@@ -166,7 +159,7 @@ def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
 
 def fix_node_resource(call: Call[R]) -> NodeInfo | None:
     kind = call.plugin.kind
-    request = kind.workloads_request(call.request)
+    request = params.NodeWorkloads.from_json(call.request, call.plugin.payloads)
     node, held = request.nodename, request.held()
 
     def change(stored: R | None) -> R:
@@ -206,7 +199,7 @@ def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
 
 
 def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
-    return call.plugin.metrics.METRICS_DESCRIPTION
+    return call.plugin.metrics.describe(call.plugin.record)
 
 
 def get_metrics(call: Call[R]) -> Rendered:
@@ -226,55 +219,34 @@ def calculate_remap(call: Call[R]) -> Remap:
     return {"engine_params_map": {}}
 
 
-# Every verb core calls, in the reference's order: what `verbs` lists and `--help` shows.
-ORDER = (
-    "get-metrics-description",
-    "get-metrics",
-    "add-node",
-    "remove-node",
-    "get-nodes-deploy-capacity",
-    "set-node-resource-capacity",
-    "get-node-resource-info",
-    "get-nodes-resource-info",
-    "set-node-resource-info",
-    "set-node-resource-usage",
-    "get-most-idle-node",
-    "fix-node-resource",
-    "calculate-deploy",
-    "calculate-realloc",
-    "calculate-remap",
-)
-SHARED: tuple[Verb[Any], ...] = (
-    Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
-    Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
-    Verb("remove-node", "forget a node", remove_node),
-    Verb(
-        "get-node-resource-info", "a node's capacity and usage, checked against its workloads", get_node_resource_info
-    ),
-    Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
-    Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
-    Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
-    # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
-    Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
-)
-
-
-def calculate_verbs(module: CalculateVerbs[R], deploy: str, realloc: str) -> tuple[Verb[R], ...]:
-    """The three planning verbs, each looking its handler up in ``module`` (a ``LazyModule`` at run time,
-    so a node verb never imports it) only when it runs; ``deploy`` and ``realloc`` are their summaries."""
+def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
+    """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
+    handlers above, the kind's own node verbs and the calculate verbs, each looked up in the manifest's
+    ``calculate`` (a ``LazyModule``, so a node verb never imports it) only when it runs."""
+    kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
     return (
+        Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
+        Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
+        Verb("add-node", words.add_node, add_node),
+        Verb("remove-node", "forget a node", remove_node),
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
-            lambda call: module.get_nodes_deploy_capacity(call),
+            lambda call: calculate.get_nodes_deploy_capacity(call),
         ),
-        Verb("calculate-deploy", deploy, lambda call: module.calculate_deploy(call)),
-        Verb("calculate-realloc", realloc, lambda call: module.calculate_realloc(call)),
+        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity),
+        Verb(
+            "get-node-resource-info",
+            "a node's capacity and usage, checked against its workloads",
+            get_node_resource_info,
+        ),
+        Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
+        Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
+        Verb("set-node-resource-usage", "change a node's usage (absolute or delta)", kind.set_node_resource_usage),
+        Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
+        Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
+        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call)),
+        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call)),
+        # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
+        Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
     )
-
-
-def verb_table(own: tuple[Verb[R], ...]) -> tuple[Verb[R], ...]:
-    """A plugin's whole table: its own verbs and the shared ones, in the reference's order."""
-    verbs = {verb.name: verb for verb in (*SHARED, *own)}
-    assert verbs.keys() == set(ORDER), sorted(verbs.keys() ^ set(ORDER))
-    return tuple(verbs[name] for name in ORDER)

@@ -29,8 +29,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend import cli, validation
-from resource_extend.gpu.verbs import PLUGIN as GPU
-from resource_extend.storage.verbs import PLUGIN as STORAGE
+from resource_extend.counted.gpu import PLUGIN as GPU
+from resource_extend.storage.manifest import PLUGIN as STORAGE
 from resource_extend.verb import Plugin
 from resource_extend_dev.conformance import load_cases, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd

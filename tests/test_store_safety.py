@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from resource_extend import config, jsonio, validation
 from resource_extend.errors import PluginError
-from resource_extend.gpu.verbs import PLUGIN as GPU
-from resource_extend.storage.verbs import PLUGIN as STORAGE
+from resource_extend.counted.gpu import PLUGIN as GPU
+from resource_extend.storage.manifest import PLUGIN as STORAGE
 from resource_extend.verb import Call, Plugin
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd

@@ -203,7 +203,9 @@ def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
     )
 
 
-def explainer(request_doc: WireObject, config: Config) -> Callable[[StorageRecord], tuple[int, Limit]]:
+def explainer(
+    request_doc: WireObject, config: Config, record: type[StorageRecord]
+) -> Callable[[StorageRecord], tuple[int, Limit]]:
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
     request = PAYLOADS.request(request_doc, "workload_resource")

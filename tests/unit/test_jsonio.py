@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from resource_extend import jsonio
 from resource_extend.errors import PluginError
-from resource_extend.gpu import prodmap
+from resource_extend.counted import prodmap
 from tests.support import ROOT
 
 

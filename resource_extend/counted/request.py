@@ -1,24 +1,34 @@
-"""The GPU plugin's requests, one value per verb, each read and checked once where the call starts.
+"""A counted plugin's requests, one value per verb, each read and checked once where the call starts.
 
 As the reference decodes a request into a struct before its logic runs, a handler reads its request here
 and then works on the value; the fields are read in the order, and refused with the messages, they always
 were. add-node's cards and get-node-resource-info's workloads are decoded later (``params.AddNode.record``,
 ``params.NodeWorkloads.held``): the reference reads them only after the store has answered. The verbs' shapes
-are ``params``'s, shared with the storage plugin; what is the GPU plugin's own is how it reads its card
-maps (``PAYLOADS``), and set-node-resource-capacity's cards, which follow rules of their own (``cards``).
+are ``params``'s, shared with the storage plugin; what is a counted plugin's own is how it reads its count
+maps (``Payloads``, which names the plugin in its refusals: ``invalid gpu map``), and set-node-resource-capacity's
+cards, which follow rules of their own (``cards``).
 """
 
 from __future__ import annotations
 
 from resource_extend import jsonio, params
 from resource_extend.errors import PluginError
-from resource_extend.gpu import prodmap
-from resource_extend.gpu.prodmap import MaybeMap, ProdMap
-from resource_extend.gpu.record import GpuRecord
+from resource_extend.counted import prodmap
+from resource_extend.counted.prodmap import MaybeMap, ProdMap
+from resource_extend.counted.record import CountedRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Generic, TypeVar
+
     from resource_extend.params import JSONObject
+    from resource_extend.verb import Call
+
+    C = TypeVar("C", bound=CountedRecord)
+else:
+    from resource_extend.typeshim import Generic
+
+    C = None
 
 
 def workload(doc: JSONObject) -> MaybeMap:
@@ -33,17 +43,17 @@ def _present(resource: JSONObject | None, where: str) -> MaybeMap:
     return prodmap.parse(resource, where) or {}
 
 
-def _cards(resource: JSONObject | None, where: str) -> ProdMap:
+def _cards(resource: JSONObject | None, where: str, name: str) -> ProdMap:
     """Cards a node has or a new workload wants: every count positive (``{}`` when none are named)."""
     cards = prodmap.parse(resource, where) or {}
-    prodmap.validate(cards)
+    prodmap.validate(cards, name)
     return cards
 
 
-def _reported_gpus(info: JSONObject) -> ProdMap:
-    """The engine's own GPU report (upstream core's ``Resources["gpu"]``), or no cards."""
+def _reported(info: JSONObject, name: str) -> ProdMap:
+    """The engine's own report of the plugin's resource (upstream core's ``Resources["gpu"]``), or none."""
     resources = info.get("Resources")
-    entry = resources.get("gpu") if isinstance(resources, dict) else None
+    entry = resources.get(name) if isinstance(resources, dict) else None
     if isinstance(entry, str):
         import base64  # only an add-node carrying the engine's report pays for these
         import binascii
@@ -56,8 +66,8 @@ def _reported_gpus(info: JSONObject) -> ProdMap:
             return {}
     if not isinstance(entry, dict):
         return {}
-    reported = prodmap.parse(entry, 'info.Resources["gpu"]') or {}
-    prodmap.validate(reported)
+    reported = prodmap.parse(entry, f'info.Resources["{name}"]') or {}
+    prodmap.validate(reported, name)
     return reported
 
 
@@ -78,20 +88,25 @@ class KeepStored:
 KEEP = KeepStored()
 
 
-class Payloads:
-    """How the GPU plugin reads its own payloads, for the shared request values in ``params``."""
+class Payloads(Generic[C]):
+    """How a counted plugin reads its own payloads, for the shared request values in ``params``: into records
+    of its class ``record``, whose ``NAME`` its refusals give."""
 
-    __slots__ = ()
+    __slots__ = ("name", "record_type")
 
-    # The work of a GPU workload grows with the products it names (decision 18).
+    # The work of a counted workload grows with the products it names (decision 18).
     ITEMS = "products"
 
-    def added(self, resource: JSONObject | None, info: JSONObject) -> GpuRecord:
-        """The new node's record: the request's cards, else the engine's own report; nothing used."""
-        return GpuRecord(_cards(resource, "resource") or _reported_gpus(info), {})
+    def __init__(self, record: type[C]) -> None:
+        self.record_type = record
+        self.name = record.NAME
 
-    def record(self, capacity: JSONObject | None, usage: JSONObject | None) -> GpuRecord:
-        return GpuRecord(prodmap.parse(capacity, "capacity"), prodmap.parse(usage, "usage"))
+    def added(self, resource: JSONObject | None, info: JSONObject) -> C:
+        """The new node's record: the request's cards, else the engine's own report; nothing used."""
+        return self.record_type(_cards(resource, "resource", self.name) or _reported(info, self.name), {})
+
+    def record(self, capacity: JSONObject | None, usage: JSONObject | None) -> C:
+        return self.record_type(prodmap.parse(capacity, "capacity"), prodmap.parse(usage, "usage"))
 
     def workload(self, doc: JSONObject) -> MaybeMap:
         return workload(doc)
@@ -109,17 +124,17 @@ class Payloads:
         return request, resource
 
     def request(self, doc: JSONObject, key: str) -> ProdMap:
-        return _cards(params.obj(doc, key), key)
+        return _cards(params.obj(doc, key), key, self.name)
 
     def change(self, value: JSONObject | None) -> MaybeMap:
         # A change may take cards away: its counts may be negative, only its products are checked.
         request = prodmap.parse(value, "workload_resource_request")
-        prodmap.validate_products(request)
+        prodmap.validate_products(request, self.name)
         return request
 
     def current(self, value: JSONObject | None) -> MaybeMap:
         current = prodmap.parse(value, "workload_resource")
-        prodmap.validate(current)
+        prodmap.validate(current, self.name)
         return current
 
     def items(self, request: ProdMap) -> int:
@@ -132,7 +147,9 @@ class Payloads:
         return len(current or ())
 
 
-PAYLOADS = Payloads()
+def payloads(call: Call[C]) -> Payloads[C]:
+    """The payload readers of the call's plugin."""
+    return Payloads(call.plugin.record)
 
 
 def cards(request: MaybeMap | KeepStored, resource: MaybeMap, stored: MaybeMap) -> MaybeMap:
