@@ -221,7 +221,11 @@ class AddNode(Generic[R]):
     __slots__ = ("info", "nodename", "payloads", "resource")
 
     def __init__(
-        self, nodename: str, info: JSONObject, resource: JSONObject | None, payloads: Payloads[R, Any, Any, Any, Any, Any, Any]
+        self,
+        nodename: str,
+        info: JSONObject,
+        resource: JSONObject | None,
+        payloads: Payloads[R, Any, Any, Any, Any, Any, Any],
     ) -> None:
         self.nodename = nodename
         self.info = info
@@ -244,7 +248,9 @@ class NodeWorkloads(Generic[W]):
 
     __slots__ = ("nodename", "payloads", "workloads")
 
-    def __init__(self, nodename: str, workloads: list[JSONObject], payloads: Payloads[Any, W, Any, Any, Any, Any, Any]) -> None:
+    def __init__(
+        self, nodename: str, workloads: list[JSONObject], payloads: Payloads[Any, W, Any, Any, Any, Any, Any]
+    ) -> None:
         self.nodename = nodename
         self.workloads = workloads
         self.payloads = payloads

@@ -16,12 +16,13 @@ from typing import Any, Callable
 import pytest
 from hypothesis import strategies as st
 
+import plugins as registry
 from resource_extend import decoding
 from resource_extend.bounds import Bounds
-from resource_extend.decoding import INT64_MAX, INT64_MIN
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap
 from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
+from resource_extend.decoding import INT64_MAX, INT64_MIN
+from resource_extend.errors import PluginError
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
@@ -31,7 +32,7 @@ from resource_extend_dev.devetcd import DevEtcd
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "tests" / "vectors"
 # A plugin is part of this repo once its entry module exists; its executable must then be built.
-PLUGINS = [p for p in ("gpu", "storage") if (ROOT / "plugins" / f"{p}.py").exists()]
+PLUGINS = [p for p in registry.SHIPPED if (ROOT / "plugins" / f"{p}.py").exists()]
 # The vectors of the plugins in this repo: run over the gateway (test_vectors) and over gRPC (test_grpc_transport).
 CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
 PASSWORD = "pw-Zq9-never-printed"

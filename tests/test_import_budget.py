@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import executable
+from tests.support import PLUGINS, executable
 
 
 def _budget(table: str) -> dict[str, str]:
@@ -82,7 +82,7 @@ runpy: how the interpreter runs a zipapp's __main__
     keyword operator _operator reprlib
 """
 )
-VALIDATORS = ("resource_extend._validators_gpu", "resource_extend._validators_storage")
+VALIDATORS = tuple(f"resource_extend._validators_{plugin}" for plugin in PLUGINS)
 
 # Records the modules a call leaves in sys.modules, however it ends (sys.exit, or os._exit after the flush).
 PROBE = """
@@ -172,7 +172,7 @@ def plugin_dirs(tmp_path_factory: pytest.TempPathFactory, etcd: DevEtcd) -> dict
     return dirs
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", "name"])
 def test_a_call_imports_only_the_modules_in_the_budget(
     plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
@@ -194,7 +194,7 @@ NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.stor
                       "resource_extend.storage.metrics"}  # fmt: skip
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage"])
 def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
@@ -208,7 +208,7 @@ def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     assert not NOT_FOR_NODE_VERBS & modules.keys()
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_a_call_loads_the_project_from_the_code_table_in_the_archive(
     plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from resource_extend import deploy, params
 from resource_extend.capacity import deploy_capacity_response
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap
 from resource_extend.counted.record import CountedRecord
 from resource_extend.counted.request import Payloads, payloads
 from resource_extend.counted.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
+from resource_extend.errors import PluginError
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False

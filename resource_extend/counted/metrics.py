@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from resource_extend.metrics import MetricDescription
 
 
-
 def describe(record: type[CountedRecord]) -> list[MetricDescription]:
     """``<name>_capacity`` and ``<name>_used``, labelled by pod, node and product."""
     name = record.NAME

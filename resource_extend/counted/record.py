@@ -8,8 +8,8 @@ in the record's refusals (``invalid gpu map``) and reach every function that is 
 from __future__ import annotations
 
 from resource_extend import jsonio
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap
+from resource_extend.errors import PluginError
 from resource_extend.params import int64_problem
 
 TYPE_CHECKING = False

@@ -12,10 +12,10 @@ cards, which follow rules of their own (``cards``).
 from __future__ import annotations
 
 from resource_extend import jsonio, params
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap
 from resource_extend.counted.prodmap import MaybeMap, ProdMap
 from resource_extend.counted.record import CountedRecord
+from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ Cards (or NICs) are not placed on devices, only counted per product model, so th
 from __future__ import annotations
 
 from resource_extend.capacity import Limit, ratio, trunc_div
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap
 from resource_extend.counted.prodmap import MaybeMap, ProdMap
 from resource_extend.counted.record import CountedRecord
+from resource_extend.errors import PluginError
 
 # Deploy capacity of a node for a request that wants none of the plugin's resource.
 MAX_CAPACITY = 1000000

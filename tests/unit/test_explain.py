@@ -15,11 +15,11 @@ from resource_extend import explain, params
 from resource_extend.bounds import Bounds
 from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.errors import PluginError
 from resource_extend.counted import calculate_verbs as gpu_verbs
 from resource_extend.counted import scheduler as gpu_scheduler
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.counted.request import Payloads as GpuPayloads
+from resource_extend.errors import PluginError
 from resource_extend.storage import calculate_verbs as storage_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS as STORAGE_PAYLOADS

@@ -22,6 +22,7 @@ import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
+import plugins
 from resource_extend import schemafiles
 from resource_extend.schemafiles import verbs_with_schemas
 
@@ -31,7 +32,7 @@ VECTORS = ROOT / "tests" / "vectors"
 ID_BASE = "https://projecteru2.github.io/resource-extend/schemas/"
 DRAFT7_URI = "http://json-schema.org/draft-07/schema#"
 
-PLUGINS = ("gpu", "storage")
+PLUGINS = tuple(plugins.SHIPPED)
 DIRECTIONS = ("request", "response")
 VERBS = (
     "name",

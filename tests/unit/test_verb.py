@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from resource_extend.counted.gpu import GpuRecord
+import plugins as registry
 from resource_extend.counted.gpu import PLUGIN as GPU
+from resource_extend.counted.gpu import GpuRecord
 from resource_extend.storage.manifest import PLUGIN as STORAGE
 from resource_extend.verb import Plugin
 from tests.support import storage_record as _storage
@@ -18,7 +19,7 @@ from tests.support import storage_record as _storage
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 
 
-@pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
+@pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
 def test_every_verb_resolves_to_a_callable_handler(plugin: Plugin[Any]) -> None:
     for verb in plugin.verbs:
         assert callable(verb.run), verb.name
@@ -34,7 +35,7 @@ def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
     assert "calculate-remap" in [v.name for v in GPU.verbs] and "calculate-remap" in [v.name for v in STORAGE.verbs]
 
 
-@pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
+@pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
 def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[Any]) -> None:
     # The table reaches these through a LazyModule, so a missing name would only fail when core calls it.
     for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc", "explainer"):

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap
+from resource_extend.errors import PluginError
 
 maps = st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-5, 5))
 

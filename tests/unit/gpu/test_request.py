@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resource_extend import params
-from resource_extend.errors import PluginError
 from resource_extend.counted import prodmap, request
-from resource_extend.counted.prodmap import MaybeMap
 from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.prodmap import MaybeMap
+from resource_extend.errors import PluginError
+from tests.support import DeployLimits, old_deploy_count, read_outcome, shared_request_readers
 
 PAYLOADS = request.Payloads(GpuRecord)
-from tests.support import DeployLimits, old_deploy_count, read_outcome, shared_request_readers
 
 LIMITS = DeployLimits("gpu.yaml")
 
@@ -130,7 +130,12 @@ def new_node_workloads(req: dict[str, Any]) -> tuple[Any, ...]:
 
 def new_set_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
     value = params.SetCapacity.from_json(req, PAYLOADS)
-    return value.nodename, [request.cards(value.request, value.resource, stored) for stored in STORED], value.delta, value.incr
+    return (
+        value.nodename,
+        [request.cards(value.request, value.resource, stored) for stored in STORED],
+        value.delta,
+        value.incr,
+    )
 
 
 NEW = shared_request_readers(PAYLOADS, LIMITS)
@@ -219,7 +224,9 @@ def test_add_node_falls_back_to_the_engines_report_when_the_request_has_no_cards
 
 
 def test_node_workloads_parse_only_when_held_is_asked_for() -> None:
-    value = params.NodeWorkloads.from_json({"nodename": "n1", "workloads_resource": [{"prod_count_map": 5}, "x"]}, PAYLOADS)
+    value = params.NodeWorkloads.from_json(
+        {"nodename": "n1", "workloads_resource": [{"prod_count_map": 5}, "x"]}, PAYLOADS
+    )
     assert value.nodename == "n1"
     with pytest.raises(PluginError, match=re.escape("workloads_resource[].prod_count_map")):
         value.held()

@@ -250,7 +250,9 @@ def test_add_node_takes_80_percent_of_the_engines_storage_when_the_request_has_n
 
 
 def test_node_workloads_parse_only_when_held_is_asked_for() -> None:
-    value = params.NodeWorkloads.from_json({"nodename": "n1", "workloads_resource": [{"volumes_request": ["::"]}]}, request.PAYLOADS)
+    value = params.NodeWorkloads.from_json(
+        {"nodename": "n1", "workloads_resource": [{"volumes_request": ["::"]}]}, request.PAYLOADS
+    )
     assert value.nodename == "n1"
     with pytest.raises(PluginError):
         value.held()
