@@ -10,7 +10,7 @@ from resource_extend import params
 from resource_extend.capacity import ratio
 from resource_extend.counted import prodmap
 from resource_extend.counted.record import CountedRecord, combine, reconcile_usage
-from resource_extend.counted.request import cards, payloads
+from resource_extend.counted.request import Payloads, cards
 from resource_extend.nodeverbs import set_side
 from resource_extend.verb import Call
 
@@ -42,7 +42,7 @@ def _usage(record: CountedRecord) -> ProdMapJSON:
 
 
 def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    request = params.SetCapacity.from_json(call.request, payloads(call))
+    request = params.SetCapacity.from_json(call.request, Payloads(call.plugin.record))
 
     def change(record: CountedRecord) -> CountedRecord:
         new = cards(request.request, request.resource, record.capacity)
@@ -52,7 +52,7 @@ def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
 
 
 def set_node_resource_usage(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    request = params.SetUsage.from_json(call.request, payloads(call))
+    request = params.SetUsage.from_json(call.request, Payloads(call.plugin.record))
 
     def change(record: CountedRecord) -> CountedRecord:
         usage = combine(record.usage, request.resource, request.workloads, request.delta, request.incr)

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from typing import Generic, TypeVar
 
     from resource_extend.params import JSONObject
-    from resource_extend.verb import Call
 
     C = TypeVar("C", bound=CountedRecord)
 else:
@@ -145,11 +144,6 @@ class Payloads(Generic[C]):
 
     def current_items(self, current: MaybeMap) -> int:
         return len(current or ())
-
-
-def payloads(call: Call[C]) -> Payloads[C]:
-    """The payload readers of the call's plugin."""
-    return Payloads(call.plugin.record)
 
 
 def cards(request: MaybeMap | KeepStored, resource: MaybeMap, stored: MaybeMap) -> MaybeMap:

@@ -406,7 +406,7 @@ def documents_for(plugin: str, verb: str, direction: str) -> list[Any]:
         docs += [None, [], "x", 1]
     else:
         docs = [case["expect"]["response"] for case in RESPONSE_CASES if case["plugin"] == plugin]
-        docs += [None, {}, [], "gpu", "storage"]
+        docs += [None, {}, [], *PLUGINS]
     for other in VERBS:
         docs += load(verb_file(plugin, other, direction))["examples"]
     return docs
