@@ -1,4 +1,4 @@
-"""The storage plugin's verb table (storage/verbs.py)."""
+"""The storage plugin's manifest (storage/manifest.py) and the verb table built from it."""
 
 from __future__ import annotations
 
