@@ -2,9 +2,9 @@
 
 Core and the reference agree on lenient readers for scalar fields (``nodename`` that is not a string is
 "empty", any present non-false value of a flag is true) and on strict decoding for resource objects.
-These helpers keep those rules in one place so every verb reads its request the same way. Each plugin's
-``request`` module builds its verbs' request values from them; the envelopes both plugins' add-node,
-get-node-resource-info and fix-node-resource share are here.
+These helpers keep those rules in one place so every verb reads its request the same way. Each verb's
+request value is here, the envelope read once for every plugin; the plugin's own payloads are read by the
+``Payloads`` object its manifest gives (its ``request`` module's), so a plugin never subclasses these.
 """
 
 from __future__ import annotations
