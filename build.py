@@ -34,8 +34,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import plugins as registry
+
 ROOT = Path(__file__).resolve().parent
-PLUGINS = ("gpu", "storage")
+# The shipped plugins, as the registry (plugins/__init__.py) lists them.
+PLUGINS = tuple(registry.SHIPPED)
 RUNTIME_DEPS = ("PyYAML>=6.0",)
 # The grpc extra of pyproject.toml (a test keeps the two lists equal). `--grpc` bundles it, so that
 # `etcd.transport: grpc` works; grpcio is a compiled extension, so such a build is for this platform only.
@@ -89,8 +92,10 @@ def stage(plugin: str, out: Path, deps: Path, extract: bool = False, build_info:
     for cache in sorted(out.rglob("__pycache__"), reverse=True):
         shutil.rmtree(cache)
     others = [p for p in PLUGINS if p != plugin]
+    # The other plugins' code packages (resource_extend/<package>), unless this plugin's manifest is in one.
+    packages = {registry.package(p).rpartition(".")[2] for p in others} - {registry.package(plugin).rpartition(".")[2]}
     ignore = shutil.ignore_patterns(
-        "__pycache__", "*.pyc", "_validators_*", "_schemas", "_build_info.py", "boot", *others
+        "__pycache__", "*.pyc", "_validators_*", "_schemas", "_build_info.py", "boot", *packages
     )
     shutil.copytree(ROOT / "resource_extend", out / "resource_extend", ignore=ignore)
     (out / "plugins").mkdir()

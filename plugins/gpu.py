@@ -4,10 +4,9 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from resource_extend.cli import main as run
-    from resource_extend.gpu.verbs import PLUGIN
+    from plugins import serve
 
-    run(PLUGIN)
+    serve("gpu")
 
 
 if __name__ == "__main__":

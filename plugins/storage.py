@@ -4,10 +4,9 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from resource_extend.cli import main as run
-    from resource_extend.storage.verbs import PLUGIN
+    from plugins import serve
 
-    run(PLUGIN)
+    serve("storage")
 
 
 if __name__ == "__main__":

@@ -190,9 +190,9 @@ def answer(
         bounds.check_stdin(len(data))
         request = jsonio.loads_request(data)
         bounds.check_request(request)  # before the schema walks a list of a million names
-        validation.check(plugin.name, verb.name, "request", request)
+        validation.check(plugin.name, verb.name, "request", request, plugin.schemas)
         result = verb.run(Call(plugin, verb.name, request, settings))
-        validation.check(plugin.name, verb.name, "response", result)
+        validation.check(plugin.name, verb.name, "response", result, plugin.schemas)
         return 0, jsonio.utf8(jsonio.dumps(result)), ""
     except PluginError as exc:
         return EXIT_FAILED, b"", _failure(plugin, verb.name, str(exc), debug)

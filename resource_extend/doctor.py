@@ -5,13 +5,12 @@ writes nothing. Each node with a problem gets the command that repairs it, ready
 JSON request (the record ``diagnosis.salvage`` and the plugin's ``corrected`` propose), or ``etcdctl del``
 for a key no verb can name. Exit 0 when every record is clean, 1 when anything was found or there was
 nothing to check (a mistyped prefix), 128 when the store could not be read at all (one stderr line, as a
-verb fails). The checks themselves are pure (``diagnosis`` and ``<plugin>/checks.py``); this module only
+verb fails). The checks themselves are pure (``diagnosis`` and the manifest's ``checks``); this module only
 reads etcd and prints.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import shlex
 import sys
@@ -82,7 +81,7 @@ def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool, verbose: bo
     except PluginError as exc:
         sys.stderr.write(f"resource-{plugin.name} doctor: {' '.join(str(exc).split())}\n")
         return EXIT_FAILED
-    checks = importlib.import_module(f"resource_extend.{plugin.name}.checks")
+    checks = plugin.checks
     record = plugin.record
     exe = [f"./resource-{plugin.name}", *(["--config", config_flag] if config_flag else [])]
     findings: list[tuple[Finding, Repair]] = []

@@ -4,7 +4,7 @@ An operator's command beside ``doctor``: core never calls it, ``verbs`` does not
 nothing. stdin is get-nodes-deploy-capacity's request (``workload_resource``; ``nodenames`` and a
 ``deploy_count`` optional); the nodes are ``--node`` names, else ``nodenames``, else every node under the
 plugin's prefix. Each node's count comes from the scheduler functions the verb runs, which also say
-which limit they reached first (``<plugin>/calculate_verbs.explainer``): there is no second model here,
+which limit they reached first (the manifest's ``calculate.explainer``): there is no second model here,
 only the reading of raw records (so that an unreadable one is shown, where the verb reads it as empty)
 and the printing.
 
@@ -13,7 +13,6 @@ Exit 0 with the report; 128 with one stderr line when the request, the config or
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from typing import Any, Callable
@@ -72,13 +71,13 @@ def _explain(
     doc = jsonio.loads_request(data)
     bounds.check_request(doc)
     # The verb's own request checks (deploy_count is a key it ignores), then explain's own.
-    validation.check(plugin.name, "get-nodes-deploy-capacity", "request", doc)
+    validation.check(plugin.name, "get-nodes-deploy-capacity", "request", doc, plugin.schemas)
     asked = _asked(doc, settings)
     if not nodes and doc.get("nodenames"):
         from resource_extend import params
 
         nodes = params.nodenames(doc)
-    capacity_of = importlib.import_module(f"resource_extend.{plugin.name}.calculate_verbs").explainer(doc, settings)
+    capacity_of = plugin.calculate.explainer(doc, settings, plugin.record)
     _check_count(len(nodes), "named", bounds.max_nodes_per_call)
     kv = etcd.open(settings.etcd)
     directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.record).key("")

@@ -5,7 +5,8 @@ The shared part is the protocol: the "already exists" check before add-node deco
 shape of each answer, the get-metrics loop and calculate-remap's no-op. What a record holds is the kind's:
 each verb's request is parsed by the kind (its plugin's ``request`` module) into a value, once, before
 the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
-node's metric rows are the plugin's ``metrics`` module's.
+node's metric rows are the plugin's ``metrics`` module's. ``verb_table`` builds a plugin's whole table
+from its manifest.
 """
 
 from __future__ import annotations
@@ -17,25 +18,18 @@ from resource_extend.verb import Call, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, Protocol, TypedDict, TypeVar
+    from typing import Any, Callable, Generic, TypedDict, TypeVar
 
     from resource_extend.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
     from resource_extend.store import Record, RecordJSON
+    from resource_extend.verb import Plugin
 
     R = TypeVar("R", bound=Record)
+    H = TypeVar("H")
     S = TypeVar("S")
     E = TypeVar("E")
     W = TypeVar("W")
-
-    class CalculateVerbs(Protocol[R]):
-        """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
-
-        def get_nodes_deploy_capacity(self, call: Call[R]) -> Any: ...
-
-        def calculate_deploy(self, call: Call[R]) -> Any: ...
-
-        def calculate_realloc(self, call: Call[R]) -> Any: ...
 
     class NodeInfo(TypedDict):
         """get-node-resource-info's and fix-node-resource's answer: the record's two sides and the diffs."""
@@ -78,7 +72,7 @@ if TYPE_CHECKING:
 
 
 def add_node(call: Call[R]) -> RecordJSON:
-    request = call.plugin.kind.add_node_request(call.request)
+    request = params.AddNode.from_json(call.request, call.plugin.payloads)
     node = request.nodename
     # The reference checks for an existing record before it reads the request's resources; an
     # unreadable record exists too (set-node-resource-info or remove-node replaces it).
@@ -94,13 +88,13 @@ def remove_node(call: Call[R]) -> Empty:
 
 
 def set_node_resource_info(call: Call[R]) -> Empty:
-    request = call.plugin.kind.set_info_request(call.request)
+    request = params.SetInfo.from_json(call.request, call.plugin.payloads)
     call.store.put(request.nodename, request.record)
     return {}
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
-    request = call.plugin.kind.workloads_request(call.request)
+    request = params.NodeWorkloads.from_json(call.request, call.plugin.payloads)
     try:
         record = call.store.get(request.nodename)
     except NodeNotExists:
@@ -111,7 +105,7 @@ def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
 
 def fix_node_resource(call: Call[R]) -> NodeInfo | None:
     kind = call.plugin.kind
-    request = kind.workloads_request(call.request)
+    request = params.NodeWorkloads.from_json(call.request, call.plugin.payloads)
     node, held = request.nodename, request.held()
 
     def change(stored: R | None) -> R:
@@ -151,7 +145,7 @@ def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
 
 
 def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
-    return call.plugin.metrics.METRICS_DESCRIPTION
+    return call.plugin.metrics.describe(call.plugin.record)
 
 
 def get_metrics(call: Call[R]) -> Rendered:
@@ -171,55 +165,34 @@ def calculate_remap(call: Call[R]) -> Remap:
     return {"engine_params_map": {}}
 
 
-# Every verb core calls, in the reference's order: what `verbs` lists and `--help` shows.
-ORDER = (
-    "get-metrics-description",
-    "get-metrics",
-    "add-node",
-    "remove-node",
-    "get-nodes-deploy-capacity",
-    "set-node-resource-capacity",
-    "get-node-resource-info",
-    "get-nodes-resource-info",
-    "set-node-resource-info",
-    "set-node-resource-usage",
-    "get-most-idle-node",
-    "fix-node-resource",
-    "calculate-deploy",
-    "calculate-realloc",
-    "calculate-remap",
-)
-SHARED: tuple[Verb[Any], ...] = (
-    Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
-    Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
-    Verb("remove-node", "forget a node", remove_node),
-    Verb(
-        "get-node-resource-info", "a node's capacity and usage, checked against its workloads", get_node_resource_info
-    ),
-    Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
-    Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
-    Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
-    # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
-    Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
-)
-
-
-def calculate_verbs(module: CalculateVerbs[R], deploy: str, realloc: str) -> tuple[Verb[R], ...]:
-    """The three planning verbs, each looking its handler up in ``module`` (a ``LazyModule`` at run time,
-    so a node verb never imports it) only when it runs; ``deploy`` and ``realloc`` are their summaries."""
+def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
+    """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
+    handlers above, the kind's own node verbs and the calculate verbs, each looked up in the manifest's
+    ``calculate`` (a ``LazyModule``, so a node verb never imports it) only when it runs."""
+    kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
     return (
+        Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
+        Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
+        Verb("add-node", words.add_node, add_node),
+        Verb("remove-node", "forget a node", remove_node),
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
-            lambda call: module.get_nodes_deploy_capacity(call),
+            lambda call: calculate.get_nodes_deploy_capacity(call),
         ),
-        Verb("calculate-deploy", deploy, lambda call: module.calculate_deploy(call)),
-        Verb("calculate-realloc", realloc, lambda call: module.calculate_realloc(call)),
+        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity),
+        Verb(
+            "get-node-resource-info",
+            "a node's capacity and usage, checked against its workloads",
+            get_node_resource_info,
+        ),
+        Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
+        Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
+        Verb("set-node-resource-usage", "change a node's usage (absolute or delta)", kind.set_node_resource_usage),
+        Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
+        Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
+        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call)),
+        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call)),
+        # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
+        Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
     )
-
-
-def verb_table(own: tuple[Verb[R], ...]) -> tuple[Verb[R], ...]:
-    """A plugin's whole table: its own verbs and the shared ones, in the reference's order."""
-    verbs = {verb.name: verb for verb in (*SHARED, *own)}
-    assert verbs.keys() == set(ORDER), sorted(verbs.keys() ^ set(ORDER))
-    return tuple(verbs[name] for name in ORDER)

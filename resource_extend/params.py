@@ -2,9 +2,9 @@
 
 Core and the reference agree on lenient readers for scalar fields (``nodename`` that is not a string is
 "empty", any present non-false value of a flag is true) and on strict decoding for resource objects.
-These helpers keep those rules in one place so every verb reads its request the same way. Each plugin's
-``request`` module builds its verbs' request values from them; the envelopes both plugins' add-node,
-get-node-resource-info and fix-node-resource share are here.
+These helpers keep those rules in one place so every verb reads its request the same way. Each verb's
+request value is here, the envelope read once for every plugin; the plugin's own payloads are read by the
+``Payloads`` object its manifest gives (its ``request`` module's), so a plugin never subclasses these.
 """
 
 from __future__ import annotations
@@ -15,23 +15,24 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, Self, TypeVar
+    from typing import Any, Callable, Generic, Protocol, TypeVar
 
     from resource_extend.bounds import Bounds
 
     JSONObject = dict[str, Any]
-    W = TypeVar("W")
-    # What each plugin reads its own payloads into: a record, a node resource, a workload's request and
-    # what a workload holds.
+    # The types of the payloads below, as ``Payloads`` names them.
     R = TypeVar("R")
+    W = TypeVar("W")
     N = TypeVar("N")
+    P = TypeVar("P")
     Q = TypeVar("Q")
+    D = TypeVar("D")
     H = TypeVar("H")
 else:
     from resource_extend.typeshim import Generic
 
     JSONObject = dict
-    W = R = N = Q = H = None
+    R = W = N = P = Q = D = H = None
 
 # The key core passes the workloads on a node under, to the verbs that reconcile or set usage from them.
 WORKLOADS = "workloads_resource"
@@ -155,21 +156,83 @@ def deploy_count(req: JSONObject, bounds: Bounds) -> int:
     return count
 
 
-class AddNode:
+if TYPE_CHECKING:
+    # What a value reads a plugin's payloads into: the record (R), a workload's holdings (W), a node resource
+    # in stored form (N) and in request form (P), a new workload's request (Q), a realloc's change (D) and
+    # what the workload holds (H).
+    R_co = TypeVar("R_co", covariant=True)
+    W_co = TypeVar("W_co", covariant=True)
+    N_co = TypeVar("N_co", covariant=True)
+    P_co = TypeVar("P_co", covariant=True)
+
+    class Payloads(Protocol[R_co, W_co, N_co, P_co, Q, D, H]):
+        """How one plugin reads its own payloads: the object every verb's request value below is given (as the
+        reference decodes the envelope in plugincmd and the payload in ``types.X.Parse``). A plugin's
+        ``request`` module has one (``PAYLOADS``); its manifest names it, and mypy refuses one that lacks a
+        reader or reads into the wrong type."""
+
+        # What the work of one workload is counted in (decision 18), named in a refusal: "products".
+        ITEMS: str
+
+        def added(self, resource: JSONObject | None, info: JSONObject) -> R_co:
+            """add-node's record: the request's ``resource``, else the engine's report ``info``; nothing used."""
+
+        def record(self, capacity: JSONObject | None, usage: JSONObject | None) -> R_co:
+            """set-node-resource-info's record from its two sides, capacity read (and refused) first."""
+
+        def workload(self, doc: JSONObject) -> W_co:
+            """One entry of ``workloads_resource``: what a workload on the node holds."""
+
+        def usage(self, doc: JSONObject) -> N_co:
+            """The usage set-node-resource-usage sets: ``resource_request`` when present, else ``resource``."""
+
+        def capacity(self, doc: JSONObject, delta: bool, incr: bool) -> tuple[P_co, N_co]:
+            """set-node-resource-capacity's ``resource_request`` and ``resource``, in the plugin's order; the
+            flags may change how they are read."""
+
+        def request(self, doc: JSONObject, key: str) -> Q:
+            """A new workload's request under ``key``, checked as a new workload's."""
+
+        def change(self, value: JSONObject | None) -> D:
+            """calculate-realloc's ``workload_resource_request``: the change, which may take resources away."""
+
+        def current(self, value: JSONObject | None) -> H:
+            """calculate-realloc's ``workload_resource``: what the workload holds."""
+
+        def items(self, request: Q) -> int:
+            """How many bindings or products a new workload's ``request`` names: what the work grows with."""
+
+        def change_items(self, change: D) -> int: ...
+
+        def current_items(self, current: H) -> int: ...
+
+
+class AddNode(Generic[R]):
     """add-node's request: the node, the engine's report (``engine_info``) and the plugin's ``resource``
-    object, which the plugin decodes only after the store has said the node is new: the reference
-    checks for an existing record before it reads the resources, so that check must answer first."""
+    object, which the plugin decodes only after the store has said the node is new (``record``): the
+    reference checks for an existing record before it reads the resources, so that check must answer first."""
 
-    __slots__ = ("info", "nodename", "resource")
+    __slots__ = ("info", "nodename", "payloads", "resource")
 
-    def __init__(self, nodename: str, info: JSONObject, resource: JSONObject | None) -> None:
+    def __init__(
+        self,
+        nodename: str,
+        info: JSONObject,
+        resource: JSONObject | None,
+        payloads: Payloads[R, Any, Any, Any, Any, Any, Any],
+    ) -> None:
         self.nodename = nodename
         self.info = info
         self.resource = resource
+        self.payloads = payloads
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
-        return cls(nodename(doc), engine_info(doc), obj(doc, "resource"))
+    def from_json(cls, doc: JSONObject, payloads: Payloads[R, Any, Any, Any, Any, Any, Any]) -> AddNode[R]:
+        return cls(nodename(doc), engine_info(doc), obj(doc, "resource"), payloads)
+
+    def record(self) -> R:
+        """The record add-node creates: the request's resource, else the engine's report; nothing used."""
+        return self.payloads.added(self.resource, self.info)
 
 
 class NodeWorkloads(Generic[W]):
@@ -177,27 +240,25 @@ class NodeWorkloads(Generic[W]):
     ``workloads_resource``, which the plugin parses (``held``) when the verb needs them: get-node-resource-info
     reads the record first, as the reference does, so an unknown node answers null whatever they hold."""
 
-    __slots__ = ("nodename", "workloads")
+    __slots__ = ("nodename", "payloads", "workloads")
 
-    def __init__(self, nodename: str, workloads: list[JSONObject]) -> None:
+    def __init__(
+        self, nodename: str, workloads: list[JSONObject], payloads: Payloads[Any, W, Any, Any, Any, Any, Any]
+    ) -> None:
         self.nodename = nodename
         self.workloads = workloads
+        self.payloads = payloads
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
-        return cls(nodename(doc), obj_list(doc, WORKLOADS) or [])
-
-    @classmethod
-    def read_workload(cls, doc: JSONObject) -> W:
-        """The plugin's reading of one entry of ``workloads_resource``: what a workload on the node holds."""
-        raise NotImplementedError
+    def from_json(cls, doc: JSONObject, payloads: Payloads[Any, W, Any, Any, Any, Any, Any]) -> NodeWorkloads[W]:
+        return cls(nodename(doc), obj_list(doc, WORKLOADS) or [], payloads)
 
     def held(self) -> list[W]:
-        return [self.read_workload(doc) for doc in self.workloads]
+        return [self.payloads.workload(doc) for doc in self.workloads]
 
 
-# The shapes below are each verb's request with the plugin's own payloads left to a hook (``read_*``) that
-# the plugin's subclass overrides: the envelope, and the order its fields are read and refused in, is one.
+# The shapes below are each verb's request with the plugin's own payloads read by its ``Payloads``: the
+# envelope, and the order its fields are read and refused in, is one.
 
 
 class SetInfo(Generic[R]):
@@ -210,23 +271,18 @@ class SetInfo(Generic[R]):
         self.record = record
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
+    def from_json(cls, doc: JSONObject, payloads: Payloads[R, Any, Any, Any, Any, Any, Any]) -> SetInfo[R]:
         name = nodename(doc)
-        return cls(name, cls.read_record(obj(doc, "capacity"), obj(doc, "usage")))
-
-    @classmethod
-    def read_record(cls, capacity: JSONObject | None, usage: JSONObject | None) -> R:
-        """The record from its two sides, capacity read (and refused) first."""
-        raise NotImplementedError
+        return cls(name, payloads.record(obj(doc, "capacity"), obj(doc, "usage")))
 
 
-class SetCapacity(Generic[Q, N]):
+class SetCapacity(Generic[P, N]):
     """set-node-resource-capacity's request: ``request`` (``resource_request`` in the plugin's request form,
     which wins) or ``resource`` (its stored form)."""
 
     __slots__ = ("delta", "incr", "nodename", "request", "resource")
 
-    def __init__(self, nodename: str, request: Q, resource: N, delta: bool, incr: bool) -> None:
+    def __init__(self, nodename: str, request: P, resource: N, delta: bool, incr: bool) -> None:
         self.nodename = nodename
         self.request = request
         self.resource = resource
@@ -234,17 +290,12 @@ class SetCapacity(Generic[Q, N]):
         self.incr = incr
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
+    def from_json(cls, doc: JSONObject, payloads: Payloads[Any, Any, N, P, Any, Any, Any]) -> SetCapacity[P, N]:
         # The flags never refuse a request, so reading them before the resources changes no error.
         name = nodename(doc)
         delta, incr = flag(doc, "delta"), flag(doc, "incr")
-        request, resource = cls.read_capacity(doc, delta, incr)
+        request, resource = payloads.capacity(doc, delta, incr)
         return cls(name, request, resource, delta, incr)
-
-    @classmethod
-    def read_capacity(cls, doc: JSONObject, delta: bool, incr: bool) -> tuple[Q, N]:
-        """``request`` and ``resource``, in the plugin's order; the flags may change how they are read."""
-        raise NotImplementedError
 
 
 class SetUsage(Generic[N, W]):
@@ -261,22 +312,12 @@ class SetUsage(Generic[N, W]):
         self.incr = incr
 
     @classmethod
-    def from_json(cls, doc: JSONObject) -> Self:
+    def from_json(cls, doc: JSONObject, payloads: Payloads[Any, W, N, Any, Any, Any, Any]) -> SetUsage[N, W]:
         # The flags never refuse a request, so reading them before the resources changes no error.
         name = nodename(doc)
         delta, incr = flag(doc, "delta"), flag(doc, "incr")
-        resource = cls.read_resource(doc)
-        return cls(name, resource, workloads(doc, cls.read_workload), delta, incr)
-
-    @classmethod
-    def read_resource(cls, doc: JSONObject) -> N:
-        """The usage the request sets: ``resource_request`` when present, else ``resource``."""
-        raise NotImplementedError
-
-    @classmethod
-    def read_workload(cls, doc: JSONObject) -> W:
-        """One entry of ``workloads_resource``, as ``NodeWorkloads.read_workload`` reads it."""
-        raise NotImplementedError
+        resource = payloads.usage(doc)
+        return cls(name, resource, workloads(doc, payloads.workload), delta, incr)
 
 
 class DeployCapacity(Generic[Q]):
@@ -289,25 +330,14 @@ class DeployCapacity(Generic[Q]):
         self.request = request
 
     @classmethod
-    def from_json(cls, doc: JSONObject, bounds: Bounds) -> Self:
+    def from_json(
+        cls, doc: JSONObject, bounds: Bounds, payloads: Payloads[Any, Any, Any, Any, Q, Any, Any]
+    ) -> DeployCapacity[Q]:
         names = bulk_nodenames(doc)
-        request = cls.read_request(doc, "workload_resource")
+        request = payloads.request(doc, "workload_resource")
         # Every node is counted for this workload (decision 18): nodes x its bindings or products.
-        bounds.check_work(cls.items(request), cls.ITEMS, len(names), "nodes")
+        bounds.check_work(payloads.items(request), payloads.ITEMS, len(names), "nodes")
         return cls(names, request)
-
-    @classmethod
-    def read_request(cls, doc: JSONObject, key: str) -> Q:
-        """A new workload's request under ``key``, checked as a new workload's."""
-        raise NotImplementedError
-
-    # What the work of a workload is counted in (decision 18), named in a refusal: the plugin's own.
-    ITEMS = "items"
-
-    @classmethod
-    def items(cls, request: Q) -> int:
-        """How many bindings or products ``request`` names: what the plugin's work grows with."""
-        raise NotImplementedError
 
 
 class Deploy(Generic[Q]):
@@ -321,61 +351,35 @@ class Deploy(Generic[Q]):
         self.request = request
 
     @classmethod
-    def from_json(cls, doc: JSONObject, bounds: Bounds) -> Self:
+    def from_json(
+        cls, doc: JSONObject, bounds: Bounds, payloads: Payloads[Any, Any, Any, Any, Q, Any, Any]
+    ) -> Deploy[Q]:
         name = nodename(doc)
         count = deploy_count(doc, bounds)
-        request = cls.read_request(doc, "workload_resource_request")
-        bounds.check_work(cls.items(request), cls.ITEMS, count, "deploy_count")
+        request = payloads.request(doc, "workload_resource_request")
+        bounds.check_work(payloads.items(request), payloads.ITEMS, count, "deploy_count")
         return cls(name, count, request)
 
-    @classmethod
-    def read_request(cls, doc: JSONObject, key: str) -> Q:
-        """As ``DeployCapacity.read_request``."""
-        raise NotImplementedError
 
-    ITEMS = "items"
-
-    @classmethod
-    def items(cls, request: Q) -> int:
-        """As ``DeployCapacity.items``."""
-        raise NotImplementedError
-
-
-class Realloc(Generic[Q, H]):
+class Realloc(Generic[D, H]):
     """calculate-realloc's request: the change (``request``, from ``workload_resource_request``) to what the
     workload holds (``current``, from ``workload_resource``)."""
 
     __slots__ = ("current", "nodename", "request")
 
-    def __init__(self, nodename: str, request: Q, current: H) -> None:
+    def __init__(self, nodename: str, request: D, current: H) -> None:
         self.nodename = nodename
         self.request = request
         self.current = current
 
     @classmethod
-    def from_json(cls, doc: JSONObject, bounds: Bounds) -> Self:
+    def from_json(
+        cls, doc: JSONObject, bounds: Bounds, payloads: Payloads[Any, Any, Any, Any, Any, D, H]
+    ) -> Realloc[D, H]:
         name = nodename(doc)
-        request = cls.read_change(obj(doc, "workload_resource_request"))
-        current = cls.read_current(obj(doc, "workload_resource"))
+        request = payloads.change(obj(doc, "workload_resource_request"))
+        current = payloads.current(obj(doc, "workload_resource"))
         # One workload, planned once: the change and the holdings are each a workload's worth (decision 18).
-        bounds.check_items(cls.change_items(request), cls.ITEMS)
-        bounds.check_items(cls.current_items(current), cls.ITEMS)
+        bounds.check_items(payloads.change_items(request), payloads.ITEMS)
+        bounds.check_items(payloads.current_items(current), payloads.ITEMS)
         return cls(name, request, current)
-
-    @classmethod
-    def read_change(cls, value: JSONObject | None) -> Q:
-        raise NotImplementedError
-
-    @classmethod
-    def read_current(cls, value: JSONObject | None) -> H:
-        raise NotImplementedError
-
-    ITEMS = "items"
-
-    @classmethod
-    def change_items(cls, request: Q) -> int:
-        raise NotImplementedError
-
-    @classmethod
-    def current_items(cls, current: H) -> int:
-        raise NotImplementedError

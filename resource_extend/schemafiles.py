@@ -106,3 +106,20 @@ def verbs_with_schemas(schema_dir: Path, plugin: str) -> list[str]:
     requests = {p.name[: -len(".request.json")] for p in directory.glob("*.request.json")}
     responses = {p.name[: -len(".response.json")] for p in directory.glob("*.response.json")}
     return sorted(requests & responses)
+
+
+def renamed(schema_dir: Path, source: str, name: str, words: dict[str, str]) -> dict[str, str]:
+    """Plugin ``source``'s schema files for a plugin of the same shape called ``name``: each file's text by its
+    file name, with every whole-word ``source`` (the ``$id``s, ``resource-gpu``, the metric names ``gpu_used``,
+    the ``name`` verb's answer) replaced by ``name`` and each key of ``words`` (``{"GPU": "RDMA NIC"}``) by its
+    value. A counted plugin's schemas differ from GPU's only so: they are generated, never copied by hand."""
+    import re  # build and tests only
+
+    whole = re.compile(rf"(?<![A-Za-z0-9]){re.escape(source)}(?![A-Za-z0-9])")
+    files = {}
+    for path in sorted((schema_dir / source).glob("*.json")):
+        text = whole.sub(name, path.read_text(encoding="utf-8"))
+        for old, new in words.items():
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(old)}(?![A-Za-z0-9])", new, text)
+        files[path.name] = text
+    return files

@@ -43,7 +43,7 @@ def module_name(verb: str, direction: str) -> str:
     return f"{verb.replace('-', '_')}_{direction}"
 
 
-def validator(plugin: str, verb: str, direction: str) -> Validator:
+def validator(plugin: str, verb: str, direction: str, schemas: str | None = None) -> Validator:
     # One small module per verb and direction: a call imports only the two it checks against.
     name = f"resource_extend._validators_{plugin}.{module_name(verb, direction)}"
     try:
@@ -54,30 +54,38 @@ def validator(plugin: str, verb: str, direction: str) -> Validator:
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith(f"resource_extend._validators_{plugin}"):
             raise
-        return _compile_from_source(plugin, verb, direction)
+        return _compile_from_source(plugin, verb, direction, schemas)
     found: Validator = module.validate
     return found
 
 
-def _compile_from_source(plugin: str, verb: str, direction: str) -> Validator:
+def _compile_from_source(plugin: str, verb: str, direction: str, schemas: str | None) -> Validator:
     import fastjsonschema  # source checkouts only
 
     from resource_extend.schemafiles import handlers, verb_schema
 
-    directory = schema_dir()
+    directory = schema_dir() if schemas is None else _path(schemas)
     schema = verb_schema(directory, plugin, verb, direction)
     compiled: Validator = fastjsonschema.compile(schema, handlers=handlers(directory))
     return compiled
 
 
-def check(plugin: str, verb: str, direction: str, document: Any) -> None:
+def _path(directory: str) -> Path:
+    from pathlib import Path
+
+    return Path(directory)
+
+
+def check(plugin: str, verb: str, direction: str, document: Any, schemas: str | None = None) -> None:
     """Raise a one-line PluginError naming the offending path when ``document`` breaks the schema.
+
+    ``schemas`` is the plugin's schema directory when it is not the project's (``Plugin.schemas``).
 
     A document that grows with the number of nodes is checked on one representative of each distinct
     row template or signature (see ``representatives``); that is the same verdict as checking every row,
     at a cost that no longer grows with the schema's work per row.
     """
-    validate = validator(plugin, verb, direction)
+    validate = validator(plugin, verb, direction, schemas)
     try:
         reduced = representatives(verb, document, direction)
         try:

@@ -1,7 +1,11 @@
-"""What a plugin is to the command line: a name, a record class, a kind, its metrics and a table of verbs.
+"""What a plugin is: its manifest (``Plugin``), which the command line, doctor, explain, build.py, the dev tools
+and the tests read, and the calls and verbs it serves.
 
-Adding a verb is one handler in the plugin's table plus its two schema files; the command line, the
-schema checks and the store plumbing are shared by both plugins.
+A manifest names the plugin's record class, payload readers, kind, metrics, checks and calculate verbs, and
+the summaries of the verbs it answers its own way; its verb table is built from them by the function the
+manifest names (``nodeverbs.verb_table``), so a plugin that lacks a part is a type error (mypy checks each
+part against its protocol), never a failure at run time. ``plugins/__init__.py`` is the registry of the
+manifests, by name.
 
 Every call imports this module, so it stays plain classes with ``__slots__``: ``dataclasses`` (and the
 ``inspect`` it pulls in) and ``typing`` cost more at start-up than the whole verb table. The classes are
@@ -16,7 +20,8 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
     from resource_extend.config import Config
-    from resource_extend.kind import Kind, Metrics
+    from resource_extend.kind import CalculateVerbs, Checks, Kind, Metrics
+    from resource_extend.params import Payloads
     from resource_extend.store import NodeStore, Record
 
     R = TypeVar("R", bound=Record)
@@ -89,29 +94,80 @@ class LazyModule:
         return getattr(sys.modules[self._name], attribute)
 
 
-class Plugin(Generic[R]):
-    """A plugin as the command line sees it."""
+class Summaries:
+    """What ``--help`` says of the verbs each plugin answers its own way (the shared ones say the same)."""
 
-    __slots__ = ("kind", "metrics", "name", "record", "summary", "verbs")
+    __slots__ = ("add_node", "deploy", "most_idle", "realloc", "set_capacity")
+
+    def __init__(self, *, add_node: str, set_capacity: str, most_idle: str, deploy: str, realloc: str) -> None:
+        self.add_node = add_node
+        self.set_capacity = set_capacity
+        self.most_idle = most_idle
+        self.deploy = deploy
+        self.realloc = realloc
+
+
+class Plugin(Generic[R]):
+    """One plugin's manifest: its name (``resource-<name>``, ``schemas/<name>/``, ``<name>.yaml``, its etcd
+    directory), a one-line summary, and its parts. ``metrics``, ``checks`` and ``calculate`` are
+    ``LazyModule``s, so a call imports them only when it runs a verb that uses them. ``schemas`` is the
+    directory holding ``<name>/`` and ``common.json`` when it is not the project's ``schemas/`` (a plugin
+    declared outside the package, such as the tests' own)."""
+
+    __slots__ = (
+        "_table",
+        "_verbs",
+        "calculate",
+        "checks",
+        "kind",
+        "metrics",
+        "name",
+        "payloads",
+        "record",
+        "schemas",
+        "summaries",
+        "summary",
+    )
 
     def __init__(
         self,
         name: str,
         summary: str,
+        *,
         record: type[R],
+        payloads: Payloads[R, Any, Any, Any, Any, Any, Any],
         kind: Kind[R, Any],
         metrics: Metrics[R],
-        verbs: tuple[Verb[R], ...],
+        checks: Checks[R],
+        calculate: CalculateVerbs[R],
+        summaries: Summaries,
+        table: Callable[[Plugin[R]], tuple[Verb[R], ...]],
+        schemas: str | None = None,
     ) -> None:
         self.name = name
         self.summary = summary
         self.record = record
+        self.payloads = payloads
         self.kind = kind
         self.metrics = metrics
-        self.verbs = verbs
+        self.checks = checks
+        self.calculate = calculate
+        self.summaries = summaries
+        self.schemas = schemas
+        self._table = table
+        self._verbs: tuple[Verb[R], ...] | None = None
 
     def __repr__(self) -> str:
         return f"Plugin({self.name!r})"
+
+    @property
+    def verbs(self) -> tuple[Verb[R], ...]:
+        """Every verb core calls, in the reference's order: the shared ones and the kind's own."""
+        if self._verbs is None:
+            # Built by the manifest's ``table`` (nodeverbs.verb_table) on first use: nodeverbs builds on this
+            # module, so this module never imports it.
+            self._verbs = self._table(self)
+        return self._verbs
 
     def verb(self, name: str) -> Verb[R] | None:
         for verb in self.verbs:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import plugins as registry
 from resource_extend_dev.devetcd import DevEtcd, binary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -420,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         "--only", action="append", choices=[f.__name__ for f in SECTIONS], help="run only these sections"
     )
     args = parser.parse_args(argv)
-    plugins = [p for p in ("gpu", "storage") if (ROOT / f"resource-{p}").exists()]
+    plugins = [p for p in registry.SHIPPED if (ROOT / f"resource-{p}").exists()]
     if not plugins:
         raise SystemExit("bench: no executable built; run make build")
     interpreter = _real_python3_first()

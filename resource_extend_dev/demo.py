@@ -13,11 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import plugins as registry
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 
 ROOT = Path(__file__).resolve().parent.parent
-PLUGINS = ("gpu", "storage")
+# The scenario below places workloads on the shipped plugins, as the registry lists them.
+PLUGINS = tuple(registry.SHIPPED)
 
 
 def _short(value: Any, limit: int = 600) -> str:
@@ -153,7 +155,7 @@ def scenario(core: Core) -> None:
     )
 
     core.say("\n=== Metrics")
-    for plugin in ("gpu", "storage"):
+    for plugin in PLUGINS:
         core.call(plugin, "get-metrics", {"nodes": [{"podname": "pod", "nodename": n} for n in ("node-1", "node-2")]},
                   f"{plugin} metrics of both nodes")  # fmt: skip
 
@@ -179,13 +181,13 @@ def scenario(core: Core) -> None:
                 {"nodename": node, "workloads_resource": cluster.workloads[node][plugin]},
                 f"read {node} back",
             )
-            for plugin in ("gpu", "storage")
+            for plugin in PLUGINS
         }
         assert all(info["diffs"] == [] for info in summary[node].values())
     core.table(summary)
 
     core.say("\n=== node-2 leaves")
-    for plugin in ("gpu", "storage"):
+    for plugin in PLUGINS:
         core.call(plugin, "remove-node", {"nodename": "node-2"}, f"eru-cli node remove node-2 ({plugin})")
     assert core.call("gpu", "get-node-resource-info", {"nodename": "node-2"}, "gone: the plugin answers null") is None
 

@@ -18,12 +18,13 @@ from typing import Any, Callable
 import pytest
 from hypothesis import strategies as st
 
+import plugins as registry
 from resource_extend import decoding
 from resource_extend.bounds import Bounds
+from resource_extend.counted import prodmap
+from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
 from resource_extend.decoding import INT64_MAX, INT64_MIN
 from resource_extend.errors import PluginError
-from resource_extend.gpu import prodmap
-from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
@@ -33,7 +34,7 @@ from resource_extend_dev.devetcd import DevEtcd
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "tests" / "vectors"
 # A plugin is part of this repo once its entry module exists; its executable must then be built.
-PLUGINS = [p for p in ("gpu", "storage") if (ROOT / "plugins" / f"{p}.py").exists()]
+PLUGINS = [p for p in registry.SHIPPED if (ROOT / "plugins" / f"{p}.py").exists()]
 # The vectors of the plugins in this repo: run over the gateway (test_vectors) and over gRPC (test_grpc_transport).
 CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
 PASSWORD = "pw-Zq9-never-printed"
@@ -245,24 +246,25 @@ def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
     return Bounds(path, max_deploy_count=max_deploy_count)
 
 
-def shared_request_readers(module: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
-    """What each request value of ``module`` (a plugin's request module) holds, for the shapes params
-    writes once for both plugins: every field read, for the request tests' properties."""
+def shared_request_readers(payloads: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
+    """What each request value of ``params`` holds when read with a plugin's ``payloads``, for the shapes
+    params writes once for both plugins: the new side of the differential request tests."""
+    from resource_extend import params
 
     def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = module.SetUsage.from_json(req)
+        value = params.SetUsage.from_json(req, payloads)
         return value.nodename, value.resource, value.workloads, value.delta, value.incr
 
     def deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = module.DeployCapacity.from_json(req, limits)
+        value = params.DeployCapacity.from_json(req, limits, payloads)
         return value.nodenames, value.request
 
     def deploy(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = module.Deploy.from_json(req, limits)
+        value = params.Deploy.from_json(req, limits, payloads)
         return value.nodename, value.count, value.request
 
     def realloc(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = module.Realloc.from_json(req, limits)
+        value = params.Realloc.from_json(req, limits, payloads)
         return value.nodename, value.request, value.current
 
     return {

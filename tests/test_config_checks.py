@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from resource_extend import config
+from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
 from resource_extend.errors import PluginError
-from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
-from resource_extend.storage.verbs import PLUGIN as STORAGE_PLUGIN
+from resource_extend.storage.manifest import PLUGIN as STORAGE_PLUGIN
 from resource_extend_dev.conformance import run_plugin
 from tests.support import ODD_CONFIGS, executable
 

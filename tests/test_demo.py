@@ -6,11 +6,11 @@ import json
 import subprocess
 import sys
 
-from tests.support import ROOT, executable
+from tests.support import PLUGINS, ROOT, executable
 
 
 def test_the_demo_plays_core_with_both_plugins() -> None:
-    for plugin in ("gpu", "storage"):
+    for plugin in PLUGINS:
         executable(plugin)
     done = subprocess.run(
         [sys.executable, "-m", "resource_extend_dev.demo", "--json"],

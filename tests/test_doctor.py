@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from resource_extend.counted import checks as gpu_checks
+from resource_extend.counted.gpu import GpuRecord
 from resource_extend.diagnosis import examine, salvage
-from resource_extend.gpu import checks as gpu_checks
-from resource_extend.gpu.record import GpuRecord
 from resource_extend.storage import checks as storage_checks
 from resource_extend.storage.record import StorageRecord
 from resource_extend_dev.devetcd import DevEtcd, binary

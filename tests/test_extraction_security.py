@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import executable
+from tests.support import PLUGINS, executable
 
 ROOT = Path(__file__).resolve().parent.parent
 NOBODY = 65534
@@ -122,7 +122,7 @@ def env_without_home(tmpdir: Path) -> dict[str, str]:
 
 
 @needs_system_python
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_code_planted_in_the_old_extraction_root_never_runs_as_root(
     plugin: str, shared: Path, etcd: DevEtcd, prefix: str
 ) -> None:
@@ -181,7 +181,7 @@ def test_pythonpath_and_sitecustomize_are_ignored(shared: Path) -> None:
 
 
 def test_the_executables_run_the_interpreter_isolated_and_without_site() -> None:
-    for plugin in ("gpu", "storage"):
+    for plugin in PLUGINS:
         with open(executable(plugin), "rb") as f:
             line = f.readline()
         assert line.startswith(b"#!") and b" -IS" in line, line

@@ -28,9 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import plugins as registry
 from resource_extend import cli, validation
-from resource_extend.gpu.verbs import PLUGIN as GPU
-from resource_extend.storage.verbs import PLUGIN as STORAGE
 from resource_extend.verb import Plugin
 from resource_extend_dev.conformance import load_cases, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
@@ -39,7 +38,7 @@ from tests.support import PLUGINS, VECTORS, executable
 IN_PROCESS_EXAMPLES = int(os.environ.get("RESOURCE_FUZZ_EXAMPLES", "2000"))
 EXECUTABLE_EXAMPLES = max(50, IN_PROCESS_EXAMPLES // 40)
 PREFIX = "/fuzz"
-TABLES: dict[str, Plugin[Any]] = {"gpu": GPU, "storage": STORAGE}
+TABLES: dict[str, Plugin[Any]] = {name: registry.plugin(name) for name in PLUGINS}
 
 CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if "stdin_raw" not in c]
 # Every verb gets a seed even without a vector (storage calculate-remap has none).

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from resource_extend import validation, verbhelp
-from resource_extend.gpu.verbs import PLUGIN as GPU
-from resource_extend.storage.verbs import PLUGIN as STORAGE
+from resource_extend.counted.gpu import PLUGIN as GPU
+from resource_extend.storage.manifest import PLUGIN as STORAGE
 from tests.support import PLUGINS, ROOT, PluginDir, executable
 
 VERBS = [(plugin.name, verb.name) for plugin in (GPU, STORAGE) for verb in plugin.verbs]
@@ -97,7 +97,7 @@ def test_plain_verbs_never_import_help_doctor_or_difflib(gpu: PluginDir) -> None
         "def leave(status):\n    raise SystemExit(status)\n"
         "os._exit = leave  # the call ends by os._exit once answered; stay alive to look at sys.modules\n"
         "from resource_extend.cli import main\n"
-        "from resource_extend.gpu.verbs import PLUGIN\n"
+        "from resource_extend.counted.gpu import PLUGIN\n"
         "try:\n    main(PLUGIN, ['get-node-resource-info'])\n"
         "except SystemExit:\n    pass\n"
         "loaded = [m for m in ('difflib', 'resource_extend.verbhelp', 'resource_extend.doctor',"

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import executable
+from tests.support import PLUGINS, executable
 
 
 def _budget(table: str) -> dict[str, str]:
@@ -37,7 +37,7 @@ def _budget(table: str) -> dict[str, str]:
 
 BUDGET = _budget(
     """
-the entry modules (the shebang's -c imports the stub from the archive's root; it runs the start from the table)
+the registry and the entry modules (the shebang's -c imports the stub; it runs the start from the code table)
     plugins plugins.gpu plugins.storage _resource_extend_start _resource_extend_boot
 the command line, verb table, config and its work bounds, JSON, schema checks, store, the node verbs both plugins share
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
@@ -48,18 +48,19 @@ the command line, verb table, config and its work bounds, JSON, schema checks, s
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
     resource_extend.etcd.gateway resource_extend.etcd.connection
-the GPU plugin: its table, record, requests and node verbs (gpu/node_verbs uses capacity.ratio)
-    resource_extend.gpu resource_extend.gpu.verbs resource_extend.gpu.record resource_extend.gpu.prodmap
-    resource_extend.gpu.request resource_extend.gpu.node_verbs resource_extend.capacity
-the storage plugin: its table, record (which decodes volumes, disks and bindings) and node verbs
-    resource_extend.storage resource_extend.storage.verbs resource_extend.storage.record
+the GPU plugin: its manifest and the counted code's record, requests and node verbs (which use capacity.ratio)
+    resource_extend.counted resource_extend.counted.gpu resource_extend.counted.record
+    resource_extend.counted.prodmap resource_extend.counted.request resource_extend.counted.node_verbs
+    resource_extend.capacity
+the storage plugin: its manifest, record (which decodes volumes, disks and bindings) and node verbs
+    resource_extend.storage resource_extend.storage.manifest resource_extend.storage.record
     resource_extend.storage.size resource_extend.storage.disk
     resource_extend.storage.volume resource_extend.storage.binding resource_extend.storage.plan
     resource_extend.storage.workload resource_extend.storage.request resource_extend.storage.node_verbs
 metrics, imported when get-metrics or get-metrics-description runs
-    resource_extend.metrics resource_extend.gpu.metrics resource_extend.storage.metrics
+    resource_extend.metrics resource_extend.counted.metrics resource_extend.storage.metrics
 calculate verbs and their schedulers, imported when one runs
-    resource_extend.gpu.calculate_verbs resource_extend.gpu.scheduler resource_extend.storage.calculate_verbs
+    resource_extend.counted.calculate_verbs resource_extend.counted.scheduler resource_extend.storage.calculate_verbs
     resource_extend.storage.scheduler resource_extend.storage.scheduler.workloads
     resource_extend.storage.scheduler.placement resource_extend.storage.scheduler.affinity
     resource_extend.storage.scheduler.assembly resource_extend.storage.scheduler.passes
@@ -84,7 +85,7 @@ runpy: how the interpreter runs a zipapp's __main__
     keyword operator _operator reprlib
 """
 )
-VALIDATORS = ("resource_extend._validators_gpu", "resource_extend._validators_storage")
+VALIDATORS = tuple(f"resource_extend._validators_{plugin}" for plugin in PLUGINS)
 
 # Records the modules a call leaves in sys.modules, however it ends (sys.exit, or os._exit after the flush).
 PROBE = """
@@ -174,7 +175,7 @@ def plugin_dirs(tmp_path_factory: pytest.TempPathFactory, etcd: DevEtcd) -> dict
     return dirs
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", "name"])
 def test_a_call_imports_only_the_modules_in_the_budget(
     plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
@@ -191,12 +192,12 @@ def test_a_call_imports_only_the_modules_in_the_budget(
 
 
 NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.storage.calculate_verbs",
-                      "resource_extend.gpu.scheduler", "resource_extend.gpu.calculate_verbs",
-                      "resource_extend.deploy", "resource_extend.metrics", "resource_extend.gpu.metrics",
+                      "resource_extend.counted.scheduler", "resource_extend.counted.calculate_verbs",
+                      "resource_extend.deploy", "resource_extend.metrics", "resource_extend.counted.metrics",
                       "resource_extend.storage.metrics"}  # fmt: skip
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage"])
 def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
@@ -210,7 +211,7 @@ def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     assert not NOT_FOR_NODE_VERBS & modules.keys()
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_a_call_loads_the_project_from_the_code_table_in_the_archive(
     plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path
 ) -> None:

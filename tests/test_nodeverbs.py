@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PluginDir
+from tests.support import PLUGINS, PluginDir
 
 UNPARSABLE_WORKLOADS = {"storage": [{"volumes_request": ["::bad::"]}], "gpu": [{"prod_count_map": {"a": 1}}, "x"]}
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_an_unknown_node_answers_null_whatever_its_workloads_hold(
     plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str
 ) -> None:

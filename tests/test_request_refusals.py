@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PluginDir
+from tests.support import PLUGINS, PluginDir
 
 TIB = 1 << 40
 GPU_NODE = {"capacity": {"prod_count_map": {"nvidia-3090": 2}}, "usage": {"prod_count_map": {}}}
@@ -86,11 +86,11 @@ def test_storage_node_resource_with_an_unknown_key_is_refused(
 @pytest.mark.parametrize(
     ("value", "shown"), [("two", '"two"'), (-1, "-1"), (2.5, "2.5"), (True, "true"), (None, "null")]
 )
-@pytest.mark.parametrize("plugin_name", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin_name", PLUGINS)
 def test_a_deploy_count_that_is_not_a_count_is_refused_naming_it(
-    gpu: PluginDir, storage: PluginDir, plugin_name: str, value: Any, shown: str
+    tmp_path: Path, etcd: DevEtcd, prefix: str, plugin_name: str, value: Any, shown: str
 ) -> None:
-    plugin = gpu if plugin_name == "gpu" else storage
+    plugin = PluginDir(plugin_name, tmp_path, etcd, prefix)
     request = {"nodename": "n1", "deploy_count": value, "workload_resource_request": {}}
     refused(plugin, "calculate-deploy", request, "request.deploy_count", f"got {shown}")
 
@@ -102,11 +102,11 @@ def test_zero_and_decimal_strings_stay_valid_deploy_counts(gpu: PluginDir, value
     assert len(gpu.ok("calculate-deploy", request)["engines_params"]) == plans
 
 
-@pytest.mark.parametrize("plugin_name", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin_name", PLUGINS)
 def test_a_huge_deploy_count_is_refused_early_naming_the_bound(
-    gpu: PluginDir, storage: PluginDir, plugin_name: str
+    tmp_path: Path, etcd: DevEtcd, prefix: str, plugin_name: str
 ) -> None:
-    plugin = gpu if plugin_name == "gpu" else storage
+    plugin = PluginDir(plugin_name, tmp_path, etcd, prefix)
     request = {"nodename": "n1", "deploy_count": 1000000, "workload_resource_request": {}}
     refused(plugin, "calculate-deploy", request, "deploy_count 1000000", "scheduler.max_deploy_count", "at most 10000")
     plugin.configure(scheduler={"max_deploy_count": 1000000})

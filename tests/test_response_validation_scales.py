@@ -18,6 +18,7 @@ from resource_extend.jsonio import Rendered, compact
 from resource_extend.storage.metrics import render_rows
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.validation import ROWS, check, describe, representatives, schema_dir, validator
+from tests.support import PLUGINS
 
 
 def full_check(plugin: str, verb: str, document: Any, direction: str = "response") -> str | None:
@@ -82,7 +83,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(
-    st.sampled_from(["storage", "gpu"]),
+    st.sampled_from(sorted(PLUGINS, reverse=True)),
     st.integers(1, 300),
     st.integers(0, 1),
     st.none() | st.sampled_from(sorted(BREAKS)),
@@ -114,7 +115,7 @@ ENTRY_BREAKS: dict[str, Break] = {
 
 @SETTINGS
 @given(
-    st.sampled_from(["storage", "gpu"]),
+    st.sampled_from(sorted(PLUGINS, reverse=True)),
     st.integers(0, 300),
     st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(sorted(ENTRY_BREAKS))), max_size=3),
     st.sampled_from([0, 5, -1, "x"]),
@@ -151,7 +152,7 @@ NODE_BREAKS: dict[str, Break] = {
 
 @SETTINGS
 @given(
-    st.sampled_from(["storage", "gpu"]),
+    st.sampled_from(sorted(PLUGINS, reverse=True)),
     st.integers(0, 300),
     st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(sorted(NODE_BREAKS))), max_size=3),
 )

@@ -10,12 +10,12 @@ import pytest
 
 from resource_extend import etcd as transports
 from resource_extend.config import EtcdConfig
+from resource_extend.counted.gpu import GpuRecord
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
 from resource_extend.etcd import kv as kv_module
 from resource_extend.etcd.connection import Connection
 from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.etcd.kv import Entry, prefix_end
-from resource_extend.gpu.record import GpuRecord
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import PASSWORD

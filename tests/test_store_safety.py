@@ -16,19 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import plugins as registry
 from resource_extend import config, jsonio, validation
 from resource_extend.errors import PluginError
-from resource_extend.gpu.verbs import PLUGIN as GPU
-from resource_extend.storage.verbs import PLUGIN as STORAGE
-from resource_extend.verb import Call, Plugin
+from resource_extend.verb import Call
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import UNREADABLE_RECORDS, executable
+from tests.support import PLUGINS, UNREADABLE_RECORDS, executable
 
 INT64_MAX = 2**63 - 1
 P62 = 2**62
 TiB = 2**40
-PLUGINS: dict[str, Plugin[Any]] = {"gpu": GPU, "storage": STORAGE}
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 GPU_RECORD: dict[str, Any] = {"capacity": {"prod_count_map": {"nvidia-3090": 2}}, "usage": {"prod_count_map": {}}}
@@ -74,7 +72,7 @@ class Keyspace:
 
     def call(self, verb: str, request: dict[str, Any]) -> tuple[bool, Any]:
         """(True, response) or (False, the one-line message) — what ``cli.serve`` would print."""
-        plugin = PLUGINS[self.plugin]
+        plugin = registry.plugin(self.plugin)
         found = plugin.verb(verb)
         assert found is not None
         try:
@@ -121,7 +119,7 @@ def storage_space(etcd: DevEtcd, prefix: str, tmp_path: Path) -> Keyspace:
     return Keyspace("storage", etcd, prefix, tmp_path)
 
 
-@pytest.fixture(params=["gpu", "storage"])
+@pytest.fixture(params=PLUGINS)
 def space(request: pytest.FixtureRequest, etcd: DevEtcd, prefix: str, tmp_path: Path) -> Keyspace:
     return Keyspace(request.param, etcd, prefix, tmp_path)
 
@@ -271,9 +269,7 @@ def test_a_record_that_would_not_read_back_is_never_written(etcd: DevEtcd, prefi
 UNREADABLE = UNREADABLE_RECORDS
 # A GPU record without a side reads as that side empty (the reference overlays the stored JSON on an
 # empty record); a storage record without its capacity cannot answer anything about its node.
-CASES = [
-    (p, kind) for p in ("gpu", "storage") for kind in sorted(UNREADABLE) if p == "storage" or not kind.startswith("no-")
-]
+CASES = [(p, kind) for p in PLUGINS for kind in sorted(UNREADABLE) if p == "storage" or not kind.startswith("no-")]
 
 
 @pytest.fixture

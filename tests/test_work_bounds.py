@@ -17,7 +17,7 @@ import pytest
 from resource_extend.bounds import LIMITS
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PluginDir, bindings, padded, products
+from tests.support import PLUGINS, PluginDir, bindings, padded, products
 
 BIG = 1 << 50
 STORAGE_NODE = {
@@ -150,9 +150,9 @@ def test_raising_the_key_the_refusal_names_lets_the_call_through(gpu_node: Plugi
 # -- get-nodes-deploy-capacity: nodes, and nodes x bindings or products ----------------------------------
 
 
-@pytest.mark.parametrize("plugin_name", ["gpu", "storage"])
-def test_too_many_nodes_in_one_call_are_refused(gpu: PluginDir, storage: PluginDir, plugin_name: str) -> None:
-    plugin = gpu if plugin_name == "gpu" else storage
+@pytest.mark.parametrize("plugin_name", PLUGINS)
+def test_too_many_nodes_in_one_call_are_refused(tmp_path: Path, etcd: DevEtcd, prefix: str, plugin_name: str) -> None:
+    plugin = PluginDir(plugin_name, tmp_path, etcd, prefix)
     names = [f"node-{i}" for i in range(10001)]
     for verb in ("get-nodes-deploy-capacity", "get-nodes-resource-info", "get-most-idle-node"):
         request = {"nodenames": names, "workload_resource": {}}

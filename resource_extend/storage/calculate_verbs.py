@@ -8,11 +8,12 @@ the request and render the answer.
 
 from __future__ import annotations
 
+from resource_extend import params
 from resource_extend.capacity import deploy_capacity_response
 from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.record import StorageRecord
-from resource_extend.storage.request import Deploy, DeployCapacity, Realloc
+from resource_extend.storage.request import PAYLOADS
 from resource_extend.storage.scheduler.workloads import deploy, node_deploy_capacity, node_deploy_limit, realloc
 from resource_extend.verb import Call
 
@@ -34,23 +35,25 @@ StorageCall = Call[StorageRecord]
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
-    request = DeployCapacity.from_json(call.request, call.config.bounds)
+    request = params.DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
     bound = call.config.bounds.max_deploy_count
     return deploy_capacity_response(
         call.store.get_many(request.nodenames), lambda record: node_deploy_capacity(record, request.request, bound)
     )
 
 
-def explainer(request_doc: WireObject, config: Config) -> Callable[[StorageRecord], tuple[int, Limit]]:
+def explainer(
+    request_doc: WireObject, config: Config, record: type[StorageRecord]
+) -> Callable[[StorageRecord], tuple[int, Limit]]:
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
-    request = DeployCapacity.read_request(request_doc, "workload_resource")
+    request = PAYLOADS.request(request_doc, "workload_resource")
     bound = config.bounds.max_deploy_count
     return lambda record: node_deploy_limit(record, request, bound)
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
-    request = Deploy.from_json(call.request, call.config.bounds)
+    request = params.Deploy.from_json(call.request, call.config.bounds, PAYLOADS)
     record, known = target_record(call, request.nodename)
     try:
         engines, resources = deploy(record, request.request, request.count)
@@ -63,6 +66,6 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
-    request = Realloc.from_json(call.request, call.config.bounds)
+    request = params.Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
     engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.current)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

@@ -16,6 +16,11 @@ METRICS_DESCRIPTION: list[MetricDescription] = [
 ]
 
 
+def describe(record: type[StorageRecord]) -> list[MetricDescription]:
+    """The two gauges, the same for every storage node."""
+    return METRICS_DESCRIPTION
+
+
 def render_rows(rows: Rendered, pod: str, node: str, record: StorageRecord) -> None:
     """A node's two rows, used then capacity storage in bytes; labels ``[pod, node]``, keys
     ``core.node.<node>.storage.used`` and ``….capacity``."""

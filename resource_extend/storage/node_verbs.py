@@ -11,15 +11,7 @@ from __future__ import annotations
 from resource_extend import params
 from resource_extend.nodeverbs import set_side
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
-from resource_extend.storage.request import (
-    AddNode,
-    NodeRequest,
-    NodeWorkloads,
-    SetCapacity,
-    SetInfo,
-    SetUsage,
-    check_rm_disks,
-)
+from resource_extend.storage.request import PAYLOADS, NodeRequest, check_rm_disks
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.verb import Call
 
@@ -72,13 +64,6 @@ def _capacity(record: StorageRecord) -> NodeResource:
 
 # -- the kind: what the shared node verbs in nodeverbs need to know of storage records ----------------
 
-add_node_request = AddNode.from_json
-# Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form read
-# from get-node-resource-info, whose storage already counts the volumes. The reference adds the volume
-# total again, so each rollback grew the node.
-set_info_request = SetInfo.from_json
-workloads_request = NodeWorkloads.from_json
-
 
 def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[StorageRecord, list[str]]:
     computed, diffs = reconcile_usage(_usage(record), held)
@@ -105,7 +90,7 @@ def _usage_after(record: StorageRecord) -> NodeResourceJSON:
 
 
 def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    request = SetCapacity.from_json(call.request)
+    request = params.SetCapacity.from_json(call.request, PAYLOADS)
 
     def change(record: StorageRecord) -> StorageRecord:
         capacity = new_capacity(_capacity(record), request.request, request.resource, request.delta, request.incr)
@@ -115,7 +100,7 @@ def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSO
 
 
 def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    request = SetUsage.from_json(call.request)
+    request = params.SetUsage.from_json(call.request, PAYLOADS)
 
     def change(record: StorageRecord) -> StorageRecord:
         usage = combine(_usage(record), request.resource, request.workloads, request.delta, request.incr)

@@ -3,7 +3,7 @@
 A handler reads its request here once, where the call starts, as the reference decodes a request into a
 struct before its logic runs, and then works on the value; the fields are read in the order, and refused
 with the messages, they always were. add-node's resource and get-node-resource-info's workloads are
-decoded later (``AddNode.record``, ``NodeWorkloads.held``): the reference reads them only after the store
+decoded later (``params.AddNode.record``, ``params.NodeWorkloads.held``): the reference reads them only after the store
 has answered. ``WorkloadRequest`` and ``NodeRequest`` read core's loosely typed resource maps the way the
 reference does (aliases, human sizes, non-string list elements dropped).
 """
@@ -289,82 +289,35 @@ def new_workload(req: JSONObject, key: str) -> WorkloadRequest:
     return request.validated()
 
 
-class AddNode(params.AddNode):
-    __slots__ = ()
-
-    def record(self) -> StorageRecord:
-        """The new node's record: the request's resource (with no storage and no volumes, 80% of the
-        engine's ``StorageTotal``); nothing used."""
-        capacity = NodeRequest.parse(self.resource or {}).capacity_for_add(storage_total(self.info))
-        return StorageRecord(capacity, NodeResource())
-
-
-class _Payloads:
-    """How the storage plugin reads its own payloads: the hooks of the shared request shapes in ``params``."""
+class Payloads:
+    """How the storage plugin reads its own payloads, for the shared request values in ``params``."""
 
     __slots__ = ()
-
-    @classmethod
-    def read_record(cls, capacity: JSONObject | None, usage: JSONObject | None) -> StorageRecord:
-        return StorageRecord(stored_form(capacity, "capacity"), stored_form(usage, "usage"))
-
-    @classmethod
-    def read_workload(cls, doc: JSONObject) -> WorkloadResource:
-        return workload(doc)
-
-    @classmethod
-    def read_resource(cls, doc: JSONObject) -> NodeResource | None:
-        # Unlike the GPU plugin's, ``resource`` is not read at all when ``resource_request`` is present.
-        request = request_param(doc, "resource_request")
-        return request.as_resource() if request is not None else resource_param(doc, "resource")
-
-    @classmethod
-    def read_request(cls, doc: JSONObject, key: str) -> WorkloadRequest:
-        return new_workload(doc, key)
-
-    @classmethod
-    def read_change(cls, value: JSONObject | None) -> WorkloadRequest:
-        # Validated only once merged with what the workload holds: a change may shrink a volume.
-        return WorkloadRequest.parse(value or {})
-
-    @classmethod
-    def read_current(cls, value: JSONObject | None) -> WorkloadResource:
-        return WorkloadResource.from_json(value)
 
     # The work of a storage workload grows with its bindings, the request's and the limit's lists (decision 18).
     ITEMS = "volume bindings"
 
-    @classmethod
-    def items(cls, request: WorkloadRequest) -> int:
-        return max(len(request.volumes_request), len(request.volumes_limit))
+    def added(self, resource: JSONObject | None, info: JSONObject) -> StorageRecord:
+        """The new node's record: the request's resource (with no storage and no volumes, 80% of the
+        engine's ``StorageTotal``); nothing used."""
+        capacity = NodeRequest.parse(resource or {}).capacity_for_add(storage_total(info))
+        return StorageRecord(capacity, NodeResource())
 
-    @classmethod
-    def change_items(cls, request: WorkloadRequest) -> int:
-        return cls.items(request)
+    def record(self, capacity: JSONObject | None, usage: JSONObject | None) -> StorageRecord:
+        # Stored as given (decision 12): core's RemoveNode rollback, the only caller, sends the stored form
+        # read from get-node-resource-info, whose storage already counts the volumes. The reference adds the
+        # volume total again, so each rollback grew the node.
+        return StorageRecord(stored_form(capacity, "capacity"), stored_form(usage, "usage"))
 
-    @classmethod
-    def current_items(cls, current: WorkloadResource) -> int:
-        return max(
-            len(current.volumes_request),
-            len(current.volumes_limit),
-            len(current.volume_plan_request),
-            len(current.volume_plan_limit),
-        )
+    def workload(self, doc: JSONObject) -> WorkloadResource:
+        return workload(doc)
 
+    def usage(self, doc: JSONObject) -> NodeResource | None:
+        # Unlike the GPU plugin's, ``resource`` is not read at all when ``resource_request`` is present.
+        request = request_param(doc, "resource_request")
+        return request.as_resource() if request is not None else resource_param(doc, "resource")
 
-class SetInfo(_Payloads, params.SetInfo[StorageRecord]):
-    __slots__ = ()
-
-
-class NodeWorkloads(_Payloads, params.NodeWorkloads[WorkloadResource]):
-    __slots__ = ()
-
-
-class SetCapacity(_Payloads, params.SetCapacity["NodeRequest | None", "NodeResource | None"]):
-    __slots__ = ()
-
-    @classmethod
-    def read_capacity(cls, doc: JSONObject, delta: bool, incr: bool) -> tuple[NodeRequest | None, NodeResource | None]:
+    def capacity(self, doc: JSONObject, delta: bool, incr: bool) -> tuple[NodeRequest | None, NodeResource | None]:
         # A rollback's snapshot is the ``resource``, restored as it is.
         restored = rollback_resource(doc.get("resource"), doc.get("resource_request"), delta, incr)
         if restored is not None:
@@ -374,18 +327,29 @@ class SetCapacity(_Payloads, params.SetCapacity["NodeRequest | None", "NodeResou
         check_rm_disks(request, delta)
         return request, resource
 
+    def request(self, doc: JSONObject, key: str) -> WorkloadRequest:
+        return new_workload(doc, key)
 
-class SetUsage(_Payloads, params.SetUsage["NodeResource | None", WorkloadResource]):
-    __slots__ = ()
+    def change(self, value: JSONObject | None) -> WorkloadRequest:
+        # Validated only once merged with what the workload holds: a change may shrink a volume.
+        return WorkloadRequest.parse(value or {})
+
+    def current(self, value: JSONObject | None) -> WorkloadResource:
+        return WorkloadResource.from_json(value)
+
+    def items(self, request: WorkloadRequest) -> int:
+        return max(len(request.volumes_request), len(request.volumes_limit))
+
+    def change_items(self, change: WorkloadRequest) -> int:
+        return self.items(change)
+
+    def current_items(self, current: WorkloadResource) -> int:
+        return max(
+            len(current.volumes_request),
+            len(current.volumes_limit),
+            len(current.volume_plan_request),
+            len(current.volume_plan_limit),
+        )
 
 
-class DeployCapacity(_Payloads, params.DeployCapacity[WorkloadRequest]):
-    __slots__ = ()
-
-
-class Deploy(_Payloads, params.Deploy[WorkloadRequest]):
-    __slots__ = ()
-
-
-class Realloc(_Payloads, params.Realloc[WorkloadRequest, WorkloadResource]):
-    __slots__ = ()
+PAYLOADS = Payloads()

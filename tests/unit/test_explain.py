@@ -11,18 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend import explain
+from resource_extend import explain, params
 from resource_extend.bounds import Bounds
 from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
+from resource_extend.counted import calculate_verbs as gpu_verbs
+from resource_extend.counted import scheduler as gpu_scheduler
+from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.request import Payloads as GpuPayloads
 from resource_extend.errors import PluginError
-from resource_extend.gpu import calculate_verbs as gpu_verbs
-from resource_extend.gpu import scheduler as gpu_scheduler
-from resource_extend.gpu.record import GpuRecord
-from resource_extend.gpu.request import DeployCapacity as GpuDeployCapacity
 from resource_extend.storage import calculate_verbs as storage_verbs
 from resource_extend.storage.record import StorageRecord
-from resource_extend.storage.request import DeployCapacity as StorageDeployCapacity
+from resource_extend.storage.request import PAYLOADS as STORAGE_PAYLOADS
 from resource_extend.storage.scheduler import workloads as storage_workloads
 
 GIB = 1 << 30
@@ -36,9 +36,9 @@ def config(max_deploy_count: int = 1000) -> Config:
 def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], bound: int) -> dict[str, Any]:
     """get-nodes-deploy-capacity's answer for these records, as the verb computes it after its read."""
     if plugin == "gpu":
-        gpu = GpuDeployCapacity.from_json(request, Bounds("test.yaml"))
+        gpu = params.DeployCapacity.from_json(request, Bounds("test.yaml"), GpuPayloads(GpuRecord))
         return dict(deploy_capacity_response(records, lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)))
-    storage = StorageDeployCapacity.from_json(request, Bounds("test.yaml"))
+    storage = params.DeployCapacity.from_json(request, Bounds("test.yaml"), STORAGE_PAYLOADS)
     return dict(
         deploy_capacity_response(records, lambda r: storage_workloads.node_deploy_capacity(r, storage.request, bound))
     )
@@ -47,7 +47,7 @@ def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], b
 def rows_for(plugin: str, request: dict[str, Any], raw: dict[str, bytes | None], asked: int, bound: int) -> list[Any]:
     module: Any = gpu_verbs if plugin == "gpu" else storage_verbs
     record_type: Any = GpuRecord if plugin == "gpu" else StorageRecord
-    return explain.explain_records(raw, record_type, module.explainer(request, config(bound)), asked)
+    return explain.explain_records(raw, record_type, module.explainer(request, config(bound), record_type), asked)
 
 
 # -- generated nodes and requests ------------------------------------------------------------------------

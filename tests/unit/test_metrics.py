@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resource_extend import jsonio
+from resource_extend.counted import metrics as gpu_metrics
+from resource_extend.counted.gpu import GpuRecord
 from resource_extend.errors import PluginError
-from resource_extend.gpu import metrics as gpu_metrics
-from resource_extend.gpu.record import GpuRecord
 from resource_extend.metrics import metrics_nodes
 from resource_extend.storage import metrics as storage_metrics
 from resource_extend.storage.record import NodeResource, StorageRecord

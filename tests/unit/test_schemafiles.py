@@ -22,6 +22,7 @@ import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
+import plugins
 from resource_extend import schemafiles
 from resource_extend.schemafiles import verbs_with_schemas
 
@@ -31,7 +32,7 @@ VECTORS = ROOT / "tests" / "vectors"
 ID_BASE = "https://projecteru2.github.io/resource-extend/schemas/"
 DRAFT7_URI = "http://json-schema.org/draft-07/schema#"
 
-PLUGINS = ("gpu", "storage")
+PLUGINS = tuple(plugins.SHIPPED)
 DIRECTIONS = ("request", "response")
 VERBS = (
     "name",
@@ -405,7 +406,7 @@ def documents_for(plugin: str, verb: str, direction: str) -> list[Any]:
         docs += [None, [], "x", 1]
     else:
         docs = [case["expect"]["response"] for case in RESPONSE_CASES if case["plugin"] == plugin]
-        docs += [None, {}, [], "gpu", "storage"]
+        docs += [None, {}, [], *PLUGINS]
     for other in VERBS:
         docs += load(verb_file(plugin, other, direction))["examples"]
     return docs

@@ -3,23 +3,23 @@ reachable through the table."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from resource_extend.gpu.record import GpuRecord
-from resource_extend.gpu.verbs import PLUGIN as GPU
-from resource_extend.storage.verbs import PLUGIN as STORAGE
+import plugins as registry
+from resource_extend.counted.gpu import PLUGIN as GPU
+from resource_extend.counted.gpu import GpuRecord
+from resource_extend.storage.manifest import PLUGIN as STORAGE
 from resource_extend.verb import Plugin
 from tests.support import storage_record as _storage
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 
 
-@pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
+@pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
 def test_every_verb_resolves_to_a_callable_handler(plugin: Plugin[Any]) -> None:
     for verb in plugin.verbs:
         assert callable(verb.run), verb.name
@@ -35,20 +35,20 @@ def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
     assert "calculate-remap" in [v.name for v in GPU.verbs] and "calculate-remap" in [v.name for v in STORAGE.verbs]
 
 
-@pytest.mark.parametrize("plugin", [GPU, STORAGE], ids=["gpu", "storage"])
+@pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
 def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[Any]) -> None:
     # The table reaches these through a LazyModule, so a missing name would only fail when core calls it.
-    calculate = importlib.import_module(f"resource_extend.{plugin.name}.calculate_verbs")
-    for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc"):
-        assert callable(getattr(calculate, name)), name
+    for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc", "explainer"):
+        assert callable(getattr(plugin.calculate, name)), name
     assert callable(plugin.metrics.render_rows)
-    assert [row["name"] for row in plugin.metrics.METRICS_DESCRIPTION]
+    assert [row["name"] for row in plugin.metrics.describe(plugin.record)]
+    assert callable(plugin.checks.check_record) and callable(plugin.checks.corrected)
 
 
 def test_each_plugins_record_type_offers_problems() -> None:
     # A check of the whole store can go through the plugin's table: plugin.record.problems(record).
-    from resource_extend.gpu.verbs import PLUGIN as GPU
-    from resource_extend.storage.verbs import PLUGIN as STORAGE
+    from resource_extend.counted.gpu import PLUGIN as GPU
+    from resource_extend.storage.manifest import PLUGIN as STORAGE
 
     assert GPU.record.problems(GpuRecord({"a": 1}, {"a": 2}))
     assert STORAGE.record.problems(_storage({"storage": 1}, {"storage": 2}))

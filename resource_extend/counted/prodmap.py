@@ -1,4 +1,4 @@
-"""Card counts per product: the one value type of the GPU plugin, and its arithmetic.
+"""Counts per product model: the one value type of a counted plugin (GPU cards per model), and its arithmetic.
 
 A map is a plain ``dict[str, int]``. ``None`` stands for a map that was never set (the reference writes
 ``"prod_count_map": null`` for it); every operation treats it as empty.
@@ -57,20 +57,28 @@ def _combine(m: MaybeMap, n: MaybeMap, sign: int) -> ProdMap:
     return result
 
 
-def validate(m: MaybeMap) -> None:
-    """Every count positive and every product named, else the reference's ``invalid gpu map/product``."""
+def validate(m: MaybeMap, name: str) -> None:
+    """Every count positive and every product named, else the reference's ``invalid <name> map/product``
+    (``name``: the plugin's, ``gpu``)."""
     for product, k in (m or {}).items():
         if k <= 0:
-            raise PluginError(f"count is less than or equal to zero: <product: {product}, count: {k}>: invalid gpu map")
-        if not product.strip(_GO_SPACE):
-            raise PluginError(f"product is empty: invalid gpu product (product {product!r})")
+            raise PluginError(
+                f"count is less than or equal to zero: <product: {product}, count: {k}>: invalid {name} map"
+            )
+        if not named(product):
+            raise PluginError(f"product is empty: invalid {name} product (product {product!r})")
 
 
-def validate_products(m: MaybeMap) -> None:
+def named(product: str) -> bool:
+    """Whether ``product`` names a model: not blank as Go's ``strings.TrimSpace`` sees blanks."""
+    return bool(product.strip(_GO_SPACE))
+
+
+def validate_products(m: MaybeMap, name: str) -> None:
     """Only the blank-product check: realloc requests may carry negative counts."""
     for product in m or {}:
-        if not product.strip(_GO_SPACE):
-            raise PluginError(f"product is empty: invalid gpu product (product {product!r})")
+        if not named(product):
+            raise PluginError(f"product is empty: invalid {name} product (product {product!r})")
 
 
 def parse(resource: Mapping[str, Any] | None, where: str) -> MaybeMap:

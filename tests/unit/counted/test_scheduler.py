@@ -7,10 +7,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from resource_extend.counted import record as gpu_record
+from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.scheduler import MAX_CAPACITY, allocate, node_deploy_capacity, realloc_plan
 from resource_extend.errors import PluginError
-from resource_extend.gpu import record as gpu_record
-from resource_extend.gpu.record import GpuRecord
-from resource_extend.gpu.scheduler import MAX_CAPACITY, allocate, node_deploy_capacity, realloc_plan
 
 FULL = GpuRecord({"nvidia-3070": 4, "nvidia-3090": 4}, {})
 

@@ -1,4 +1,4 @@
-"""The GPU plugin's scheduling verbs: how many workloads fit, and the cards new or resized ones get.
+"""A counted plugin's scheduling verbs: how many workloads fit, and the cards new or resized ones get.
 
 Nothing here writes to the store: core applies the returned workload resources with
 set-node-resource-usage. Unknown nodes read as the empty record, as the reference reads them.
@@ -6,13 +6,13 @@ set-node-resource-usage. Unknown nodes read as the empty record, as the referenc
 
 from __future__ import annotations
 
-from resource_extend import deploy
+from resource_extend import deploy, params
 from resource_extend.capacity import deploy_capacity_response
+from resource_extend.counted import prodmap
+from resource_extend.counted.record import CountedRecord
+from resource_extend.counted.request import Payloads
+from resource_extend.counted.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
 from resource_extend.errors import PluginError
-from resource_extend.gpu import prodmap
-from resource_extend.gpu.record import GpuRecord
-from resource_extend.gpu.request import Deploy, DeployCapacity, Realloc
-from resource_extend.gpu.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
@@ -22,27 +22,29 @@ if TYPE_CHECKING:
     from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
     from resource_extend.capacity import Limit
     from resource_extend.config import Config
-    from resource_extend.gpu.prodmap import ProdMapJSON
+    from resource_extend.counted.prodmap import ProdMapJSON
     from resource_extend.nodeverbs import Plans, Replan
 
-GpuCall = Call[GpuRecord]
+CountedCall = Call[CountedRecord]
 
 
-def get_nodes_deploy_capacity(call: GpuCall) -> DeployCapacityJSON:
-    request = DeployCapacity.from_json(call.request, call.config.bounds)
+def get_nodes_deploy_capacity(call: CountedCall) -> DeployCapacityJSON:
+    request = params.DeployCapacity.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     records = call.store.get_many(request.nodenames)
     return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
 
 
-def explainer(request_doc: dict[str, Any], config: Config) -> Callable[[GpuRecord], tuple[int, Limit]]:
+def explainer(
+    request_doc: dict[str, Any], config: Config, record: type[CountedRecord]
+) -> Callable[[CountedRecord], tuple[int, Limit]]:
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs."""
-    request = DeployCapacity.read_request(request_doc, "workload_resource")
+    request = Payloads(record).request(request_doc, "workload_resource")
     return lambda record: node_deploy_limit(record, request)
 
 
-def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
-    request = Deploy.from_json(call.request, call.config.bounds)
+def calculate_deploy(call: CountedCall) -> Plans[ProdMapJSON, ProdMapJSON]:
+    request = params.Deploy.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     record, known = deploy.target_record(call, request.nodename)
     try:
         allocate(record.available(), request.request, request.count)
@@ -52,8 +54,8 @@ def calculate_deploy(call: GpuCall) -> Plans[ProdMapJSON, ProdMapJSON]:
     return {"engines_params": plans, "workloads_resource": [p.copy() for p in plans]}
 
 
-def calculate_realloc(call: GpuCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
-    request = Realloc.from_json(call.request, call.config.bounds)
+def calculate_realloc(call: CountedCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
+    request = params.Realloc.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)
     return {
         "engine_params": prodmap.to_json(wanted),

@@ -1,20 +1,24 @@
-"""The GPU node record stored in etcd: ``{"capacity": {"prod_count_map": …}, "usage": {…}}``, and how a
-set-node-resource-* call or the node's workloads change its sides."""
+"""A counted plugin's node record stored in etcd: ``{"capacity": {"prod_count_map": …}, "usage": {…}}``, and how
+a set-node-resource-* call or the node's workloads change its sides.
+
+Each plugin's manifest subclasses ``CountedRecord`` with its words (``NAME``, ``NOUN``): they name the plugin
+in the record's refusals (``invalid gpu map``) and reach every function that is given a record.
+"""
 
 from __future__ import annotations
 
 from resource_extend import jsonio
+from resource_extend.counted import prodmap
 from resource_extend.decoding import int64_problem
 from resource_extend.errors import PluginError
-from resource_extend.gpu import prodmap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, TypedDict
+    from typing import Any, Callable, Self, TypedDict
 
-    from resource_extend.gpu.prodmap import MaybeMap, ProdMap, ProdMapJSON
+    from resource_extend.counted.prodmap import MaybeMap, ProdMap, ProdMapJSON
 
-    class GpuRecordJSON(TypedDict):
+    class CountedRecordJSON(TypedDict):
         capacity: ProdMapJSON
         usage: ProdMapJSON
 
@@ -22,35 +26,39 @@ if TYPE_CHECKING:
 SIDES = ("capacity", "usage")
 
 
-class GpuRecord:
+class CountedRecord:
     __slots__ = ("capacity", "usage")
+
+    # The plugin's name as its messages, metrics and the engine's report spell it ("gpu"), and its noun ("GPU").
+    NAME: str
+    NOUN: str
 
     def __init__(self, capacity: MaybeMap, usage: MaybeMap) -> None:
         self.capacity = capacity
         self.usage = usage
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, GpuRecord):
+        if other.__class__ is not self.__class__:
             return NotImplemented
         return self.capacity == other.capacity and self.usage == other.usage
 
     __hash__ = None  # type: ignore[assignment]  # mutable maps inside, like the dataclass it replaces
 
     def __repr__(self) -> str:
-        return f"GpuRecord(capacity={self.capacity!r}, usage={self.usage!r})"
+        return f"{type(self).__name__}(capacity={self.capacity!r}, usage={self.usage!r})"
 
     @classmethod
-    def empty(cls) -> GpuRecord:
+    def empty(cls) -> Self:
         return cls({}, {})
 
     @classmethod
-    def decode(cls, data: bytes) -> GpuRecord:
+    def decode(cls, data: bytes) -> Self:
         return cls.from_json(jsonio.load_document(data))
 
     def encode(self) -> bytes:
         return jsonio.dump_record(self.to_json())
 
-    def checked(self) -> GpuRecord:
+    def checked(self) -> Self:
         """The record itself when it may be written, else a PluginError naming every problem."""
         found = write_problems(self)
         if found:
@@ -61,10 +69,10 @@ class GpuRecord:
         return problems(self)
 
     @classmethod
-    def from_json(cls, doc: Any) -> GpuRecord:
+    def from_json(cls, doc: Any) -> Self:
         # Reading overlays the stored JSON on an empty record: a missing side reads as empty.
         if not isinstance(doc, dict):
-            raise PluginError("a GPU record must be a JSON object")
+            raise PluginError(f"a {cls.NOUN} record must be a JSON object")
         sides: list[MaybeMap] = []
         for side in SIDES:
             value = doc.get(side)
@@ -76,14 +84,18 @@ class GpuRecord:
                 raise PluginError(f"{side} must be an object")
         return cls(sides[0], sides[1])
 
-    def to_json(self) -> GpuRecordJSON:
+    def with_sides(self, capacity: MaybeMap, usage: MaybeMap) -> Self:
+        """A record of this plugin with these sides."""
+        return self.__class__(capacity, usage)
+
+    def to_json(self) -> CountedRecordJSON:
         return {"capacity": prodmap.to_json(self.capacity), "usage": prodmap.to_json(self.usage)}
 
     def available(self) -> prodmap.ProdMap:
         return prodmap.sub(self.capacity, self.usage)
 
 
-def write_problems(record: GpuRecord) -> list[str]:
+def write_problems(record: CountedRecord) -> list[str]:
     """Why the record may not be written: a count past int64 (decision 9), not positive, or unnamed.
 
     Usage above capacity is deliberately allowed on write: the reference allows it, and core sets usage
@@ -94,15 +106,15 @@ def write_problems(record: GpuRecord) -> list[str]:
         for product, k in sorted((counts or {}).items()):
             problem = int64_problem(f"{side}.prod_count_map[{product!r}]", k)
             if problem:
-                problems.append(f"{problem}: invalid gpu map")
+                problems.append(f"{problem}: invalid {record.NAME} map")
         try:
-            prodmap.validate(counts)
+            prodmap.validate(counts, record.NAME)
         except PluginError as exc:
             problems.append(f"invalid {side}: {exc}")
     return problems
 
 
-def problems(record: GpuRecord) -> list[str]:
+def problems(record: CountedRecord) -> list[str]:
     """Everything wrong with a record, for an operator's check of the store: what a write refuses, and
     usage that no capacity backs (above its product's capacity, or on a product the node lacks)."""
     found = write_problems(record)

@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from resource_extend.counted import record as gpu
+from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.record import combine, reconcile_usage
 from resource_extend.errors import PluginError
-from resource_extend.gpu import record as gpu
-from resource_extend.gpu.record import GpuRecord, combine, reconcile_usage
 from tests.support import INT64_EDGES, without_fast_path
 from tests.support import decode_outcome as outcome
 from tests.support import record_numbers as numbers

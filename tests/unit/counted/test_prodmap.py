@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from resource_extend.counted import prodmap
 from resource_extend.errors import PluginError
-from resource_extend.gpu import prodmap
 
 maps = st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-5, 5))
 
@@ -31,16 +31,16 @@ def test_sub_undoes_add(m: dict[str, int], n: dict[str, int]) -> None:
 
 def test_validate_rejects_non_positive_counts_with_the_reference_text() -> None:
     with pytest.raises(PluginError, match="invalid gpu map"):
-        prodmap.validate({"nvidia-3070": 0})
+        prodmap.validate({"nvidia-3070": 0}, "gpu")
     with pytest.raises(PluginError, match=r"<product: x, count: -1>"):
-        prodmap.validate({"x": -1})
+        prodmap.validate({"x": -1}, "gpu")
 
 
 def test_validate_rejects_products_blank_by_go_rules_only() -> None:
     with pytest.raises(PluginError, match="invalid gpu product"):
-        prodmap.validate({" \u3000\t": 1})
+        prodmap.validate({" \u3000\t": 1}, "gpu")
     # U+001F is not white space for Go's TrimSpace, though Python's strip() removes it.
-    prodmap.validate({"\x1f": 1})
+    prodmap.validate({"\x1f": 1}, "gpu")
 
 
 def test_parse_takes_integral_numbers_and_rejects_fractions_and_strings() -> None:

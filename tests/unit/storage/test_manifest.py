@@ -1,14 +1,14 @@
-"""The storage plugin's verb table (storage/verbs.py)."""
+"""The storage plugin's manifest (storage/manifest.py) and the verb table built from it."""
 
 from __future__ import annotations
 
 import json
 
-from resource_extend.storage.verbs import PLUGIN
+from resource_extend.storage.manifest import PLUGIN
 
 
 def test_the_verb_table_matches_the_gpu_plugin() -> None:
-    from resource_extend.gpu.verbs import PLUGIN as GPU
+    from resource_extend.counted.gpu import PLUGIN as GPU
 
     assert PLUGIN.advertised() == GPU.advertised()
     assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None

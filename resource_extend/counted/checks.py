@@ -1,11 +1,11 @@
-"""What ``resource-gpu doctor`` checks in one stored GPU record (pure: a decoded record in, findings out)."""
+"""What ``resource-<plugin> doctor`` checks in one stored record of a counted plugin (pure: a decoded record in,
+findings out)."""
 
 from __future__ import annotations
 
+from resource_extend.counted.prodmap import MaybeMap, named
+from resource_extend.counted.record import CountedRecord
 from resource_extend.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
-from resource_extend.errors import PluginError
-from resource_extend.gpu.prodmap import MaybeMap, validate_products
-from resource_extend.gpu.record import GpuRecord
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ _RESOURCE: GoType = ("struct", {"prod_count_map": ("map", "int")})
 GO_RECORD: GoType = ("struct", {"capacity": _RESOURCE, "usage": _RESOURCE})
 
 
-def check_record(node: str, record: GpuRecord) -> list[Finding]:
+def check_record(node: str, record: CountedRecord) -> list[Finding]:
     """Counts a readable record should not hold: negative ones, and usage the capacity does not cover."""
     found = _negative(node, "capacity", record.capacity) + _negative(node, "usage", record.usage)
     capacity = record.capacity or {}
@@ -42,7 +42,7 @@ def corrected(doc: dict[str, Any]) -> dict[str, Any]:
     """The record ``doctor`` proposes from a salvaged one (``diagnosis.salvage``): capacity without counts
     below 1 or blank product names (a write refuses both), usage only of products the capacity has, and at
     most their capacity."""
-    capacity = {p: k for p, k in _counts(doc, "capacity").items() if k > 0 and _named(p)}
+    capacity = {p: k for p, k in _counts(doc, "capacity").items() if k > 0 and named(p)}
     usage = {p: min(k, capacity[p]) for p, k in _counts(doc, "usage").items() if k > 0 and p in capacity}
     return {"capacity": {"prod_count_map": capacity}, "usage": {"prod_count_map": usage}}
 
@@ -50,11 +50,3 @@ def corrected(doc: dict[str, Any]) -> dict[str, Any]:
 def _counts(doc: dict[str, Any], side: str) -> dict[str, int]:
     counts: dict[str, int] = (doc.get(side) or {}).get("prod_count_map") or {}
     return counts
-
-
-def _named(product: str) -> bool:
-    try:
-        validate_products({product: 1})
-    except PluginError:
-        return False
-    return True

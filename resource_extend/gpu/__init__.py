@@ -1,1 +1,0 @@
-"""The GPU plugin: cards counted per product model."""

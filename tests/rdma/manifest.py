@@ -1,0 +1,72 @@
+"""The ``rdma`` test plugin's manifest: NICs counted per model, the GPU plugin's shape.
+
+All of it: a record class with its words, this manifest, its schemas (GPU's, renamed: ``write_schemas``) and
+its vectors (``vectors.jsonl``). The tests register it (``plugins.register``) and serve it through the
+registry; it is not in ``plugins.SHIPPED``, so nothing builds or ships it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from resource_extend.counted import node_verbs
+from resource_extend.counted.record import CountedRecord
+from resource_extend.counted.request import Payloads
+from resource_extend.nodeverbs import verb_table
+from resource_extend.schemafiles import renamed
+from resource_extend.validation import schema_dir
+from resource_extend.verb import LazyModule, Plugin, Summaries
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from resource_extend.counted import calculate_verbs, checks, metrics
+else:
+    calculate_verbs = LazyModule("resource_extend.counted.calculate_verbs")
+    checks = LazyModule("resource_extend.counted.checks")
+    metrics = LazyModule("resource_extend.counted.metrics")
+
+VECTORS = Path(__file__).resolve().parent / "vectors.jsonl"
+# Generated per test process (write_schemas): GPU's schema files with the plugin's name.
+SCHEMAS = Path(tempfile.gettempdir()) / f"resource-extend-rdma-schemas-{os.getpid()}"
+
+
+class RdmaRecord(CountedRecord):
+    """A node's RDMA NICs: ``invalid rdma map``, ``rdma_capacity``, ``Resources["rdma"]``, ``no RDMA NIC asked``."""
+
+    __slots__ = ()
+    NAME = "rdma"
+    NOUN = "RDMA NIC"
+
+
+PLUGIN: Plugin[CountedRecord] = Plugin(
+    "rdma",
+    "RDMA NICs per model",
+    record=RdmaRecord,
+    payloads=Payloads(RdmaRecord),
+    kind=node_verbs,
+    metrics=metrics,
+    checks=checks,
+    calculate=calculate_verbs,
+    table=verb_table,
+    summaries=Summaries(
+        add_node="register a node's RDMA NICs",
+        set_capacity="change a node's capacity (absolute or delta)",
+        most_idle="the least used of several nodes",
+        deploy="plan NICs for N new workloads on a node",
+        realloc="plan a workload's new NICs on its node",
+    ),
+    schemas=str(SCHEMAS),
+)
+
+
+def write_schemas() -> Path:
+    """The plugin's schema directory: ``rdma/`` generated from ``gpu/``, beside the shared ``common.json``."""
+    source = schema_dir()
+    (SCHEMAS / "rdma").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source / "common.json", SCHEMAS / "common.json")
+    for file, text in renamed(source, "gpu", "rdma", {"GPU": "RDMA NIC"}).items():
+        (SCHEMAS / "rdma" / file).write_text(text, encoding="utf-8")
+    return SCHEMAS
