@@ -25,7 +25,16 @@ from resource_extend.gpu.verbs import PLUGIN as GPU_PLUGIN
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, write_config
+from resource_extend.storage.verbs import PLUGIN as STORAGE_PLUGIN
+from resource_extend.verb import Plugin
+from resource_extend_dev.conformance import (
+    Outcome,
+    load_cases,
+    run_plugin,
+    store_verdict,
+    verdict,
+    write_config,
+)
 from resource_extend_dev.devetcd import DevEtcd
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +43,8 @@ VECTORS = ROOT / "tests" / "vectors"
 PLUGINS = [p for p in ("gpu", "storage") if (ROOT / "plugins" / f"{p}.py").exists()]
 # The vectors of the plugins in this repo: run over the gateway (test_vectors) and over gRPC (test_grpc_transport).
 CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
+# Each plugin's verb table, for serving calls in-process through cli.answer.
+TABLES: dict[str, Plugin[Any]] = {"gpu": GPU_PLUGIN, "storage": STORAGE_PLUGIN}
 PASSWORD = "pw-Zq9-never-printed"
 # Per plugin: a valid record with room for 100 GPU increments or 1000 bytes of storage.
 SEED: dict[str, dict[str, Any]] = {
@@ -81,6 +92,36 @@ def sample_cases() -> list[dict[str, Any]]:
     for case in CASES:
         chosen.setdefault((case["plugin"], case["verb"], case["expect"].get("exit", 0) == 0), case)
     return list(chosen.values())
+
+
+def executable_cases() -> list[dict[str, Any]]:
+    """The vectors served through the built executables as well as in-process: ``sample_cases`` and every
+    case whose stdin is raw bytes (how the process reads stdin is the executable's business)."""
+    sample = sample_cases()
+    return sample + [c for c in CASES if "stdin_raw" in c and c not in sample]
+
+
+def serve_in_process(plugin: str, verb: str, stdin: bytes, config_path: str) -> Outcome:
+    """One verb call served by the command line's own entry, ``cli.answer`` (the config, stdin, schemas, verb
+    and store; everything but the process), as an Outcome like ``run_plugin``'s."""
+    from resource_extend import cli
+
+    table = TABLES[plugin]
+    found = table.verb(verb)
+    assert found is not None, f"{plugin} has no verb {verb}"
+    status, response, error = cli.answer(table, found, config_path, lambda limit: stdin[: limit + 1])
+    return Outcome(status, response.decode("utf-8"), error + "\n" if status else "")
+
+
+def check_case_in_process(case: dict[str, Any], etcd: DevEtcd, prefix: str, work: Path) -> str | None:
+    """conformance.check_case with the call served in-process (``serve_in_process``): None when it is met."""
+    plugin = case["plugin"]
+    write_config(str(work), plugin, etcd.url, prefix, case.get("config"))
+    for node, record in (case.get("store") or {}).items():
+        etcd.put(f"{prefix}/resource/{plugin}/{node}", json.dumps(record))
+    stdin = case["stdin_raw"] if "stdin_raw" in case else json.dumps(case.get("request", {}))
+    out = serve_in_process(plugin, case["verb"], stdin.encode(), str(work / f"{plugin}.yaml"))
+    return verdict(case, out) or store_verdict(case, etcd, prefix)
 
 
 def executable(plugin: str) -> str:
