@@ -46,6 +46,9 @@ CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) 
 # Each plugin's verb table, for serving calls in-process through cli.answer.
 TABLES: dict[str, Plugin[Any]] = {"gpu": GPU_PLUGIN, "storage": STORAGE_PLUGIN}
 PASSWORD = "pw-Zq9-never-printed"
+# etcd.total_timeout for a test that waits for a call to fail on an endpoint that never answers: the call's
+# one deadline bounds the wait however short it is, so such a test need not wait seconds for each case.
+FAILURE_WAIT = 0.5
 # Per plugin: a valid record with room for 100 GPU increments or 1000 bytes of storage.
 SEED: dict[str, dict[str, Any]] = {
     "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
