@@ -204,6 +204,19 @@ def race(exe: str, work: Path, request: Any, writers: int, rounds: int) -> list[
     return failures
 
 
+# -- how hard the properties search: `make test` and `make check` quick, `make test-deep` as deep as ever ----
+
+# RESOURCE_TESTS_DEEP=1 (make test-deep) runs each property with the examples it names, and loads conftest's
+# "deep" hypothesis profile; otherwise a tenth of them (at least 20), so the whole suite stays within minutes.
+DEEP = os.environ.get("RESOURCE_TESTS_DEEP", "") not in ("", "0")
+QUICK_SHARE = 10
+
+
+def examples(deep: int) -> int:
+    """max_examples for a property that a deep run tries ``deep`` times: all of them there, else a tenth."""
+    return deep if DEEP else min(deep, max(20, deep // QUICK_SHARE))
+
+
 # -- shared by the unit test files (tests/unit/<package>/test_<module>.py) ---------------------------------
 
 KiB, MiB, GiB, TiB = 1 << 10, 1 << 20, 1 << 30, 1 << 40

@@ -19,7 +19,7 @@ from resource_extend.errors import PluginError
 from resource_extend.gpu import prodmap, request
 from resource_extend.gpu.prodmap import MaybeMap
 from resource_extend.gpu.record import GpuRecord
-from tests.support import DeployLimits, old_deploy_count, read_outcome, shared_request_readers
+from tests.support import DeployLimits, examples, old_deploy_count, read_outcome, shared_request_readers
 
 LIMITS = DeployLimits("gpu.yaml")
 
@@ -189,7 +189,7 @@ requests = st.fixed_dictionaries({}, optional=FIELDS)
 
 
 @pytest.mark.parametrize("verb", sorted(READERS))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(req=requests)
 def test_each_request_value_reads_and_refuses_what_the_handler_read_and_refused(verb: str, req: dict[str, Any]) -> None:
     old, new = READERS[verb]

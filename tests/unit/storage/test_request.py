@@ -22,7 +22,7 @@ from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.request import NodeRequest, WorkloadRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
-from tests.support import DeployLimits, GiB, TiB, disk, old_deploy_count, read_outcome, shared_request_readers
+from tests.support import DeployLimits, GiB, TiB, disk, examples, old_deploy_count, read_outcome, shared_request_readers
 
 LIMITS = DeployLimits("storage.yaml")
 
@@ -229,7 +229,7 @@ requests = st.fixed_dictionaries({}, optional=FIELDS)
 
 
 @pytest.mark.parametrize("verb", sorted(READERS))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(req=requests)
 def test_each_request_value_reads_and_refuses_what_the_handler_read_and_refused(verb: str, req: dict[str, Any]) -> None:
     old, new = READERS[verb]
