@@ -104,9 +104,10 @@ def executable_cases() -> list[dict[str, Any]]:
     return sample + [c for c in CASES if "stdin_raw" in c and c not in sample]
 
 
-def serve_in_process(plugin: str, verb: str, stdin: bytes, config_path: str) -> Outcome:
+def serve_in_process(plugin: str, verb: str, stdin: bytes, config_path: str | None) -> Outcome:
     """One verb call served by the command line's own entry, ``cli.answer`` (the config, stdin, schemas, verb
-    and store; everything but the process), as an Outcome like ``run_plugin``'s."""
+    and store; everything but the process), as an Outcome like ``run_plugin``'s. ``config_path`` is what
+    ``--config`` would give; None finds the file as the executable does (the environment, then the cwd)."""
     from resource_extend import cli
 
     table = TABLES[plugin]
