@@ -12,7 +12,7 @@ EXECUTABLES := resource-gpu resource-storage
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: FORCE help venv build build-grpc check test lint fmt demo bench docs docs-examples clean
+.PHONY: FORCE help venv build build-grpc check test test-deep lint fmt demo bench docs docs-examples clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -48,6 +48,11 @@ check: $(STAMP) ## the unit tests alone (no etcd, no build): the quick loop whil
 # worker, so its module fixtures (one gRPC build, the docs pages' shared store) are made once and run in order.
 test: build ## run the whole test suite (starts its own throwaway etcds, one per worker)
 	$(PY) -m pytest -q -n auto --dist loadfile
+
+# Every property with all the examples it names (make test runs a tenth: tests/support.py's examples), and the
+# fuzz test's 8,000 calls per plugin: before a change to a parser, a decoder or the scheduler. CI need not run it.
+test-deep: build ## the whole suite with deep hypothesis searches (many minutes)
+	RESOURCE_TESTS_DEEP=1 $(PY) -m pytest -q -n auto --dist loadfile
 
 lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict, import contracts
 	$(PY) -m ruff check .

@@ -15,15 +15,18 @@ import pytest
 from hypothesis import settings
 
 from resource_extend_dev.devetcd import DevEtcd, binary
-from tests.support import PASSWORD, PLUGINS, ROOT, PluginDir
+from tests.support import DEEP, PASSWORD, PLUGINS, ROOT, PluginDir
 
 # CI replays a fixed set of examples (the same every run, and run here before each landing), so a
 # submission cannot fail on a random draw nobody saw; local runs keep exploring new examples. No profile has
 # a per-example deadline: that would be a timed test, and on a loaded 2-core machine one slow example (a
 # first import, a collection) fails a correct property as "flaky". Speed is the benchmark's business.
+# `make test-deep` (RESOURCE_TESTS_DEEP=1) loads "deep": fresh draws, ten times the examples of a property
+# that names none, and every property's full count (tests.support.examples); CI need not run it.
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+settings.register_profile("deep", deadline=None, max_examples=1000)
+settings.load_profile("deep" if DEEP else "ci" if os.environ.get("CI") else "dev")
 
 _prefixes = itertools.count()
 

@@ -28,7 +28,15 @@ from resource_extend.errors import PluginError
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend_dev.conformance import Outcome, load_cases, run_plugin, write_config
+from resource_extend.verb import Plugin
+from resource_extend_dev.conformance import (
+    Outcome,
+    load_cases,
+    run_plugin,
+    store_verdict,
+    verdict,
+    write_config,
+)
 from resource_extend_dev.devetcd import DevEtcd
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +45,12 @@ VECTORS = ROOT / "tests" / "vectors"
 PLUGINS = [p for p in registry.SHIPPED if (ROOT / "plugins" / f"{p}.py").exists()]
 # The vectors of the plugins in this repo: run over the gateway (test_vectors) and over gRPC (test_grpc_transport).
 CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
+# Each plugin's verb table, for serving calls in-process through cli.answer.
+TABLES: dict[str, Plugin[Any]] = {name: registry.plugin(name) for name in PLUGINS}
 PASSWORD = "pw-Zq9-never-printed"
+# etcd.total_timeout for a test that waits for a call to fail on an endpoint that never answers: the call's
+# one deadline bounds the wait however short it is, so such a test need not wait seconds for each case.
+FAILURE_WAIT = 0.5
 # Per plugin: a valid record with room for 100 GPU increments or 1000 bytes of storage.
 SEED: dict[str, dict[str, Any]] = {
     "gpu": {"capacity": {"prod_count_map": {"nvidia-3090": 1000}}, "usage": {"prod_count_map": {}}},
@@ -84,6 +97,37 @@ def sample_cases() -> list[dict[str, Any]]:
     for case in CASES:
         chosen.setdefault((case["plugin"], case["verb"], case["expect"].get("exit", 0) == 0), case)
     return list(chosen.values())
+
+
+def executable_cases() -> list[dict[str, Any]]:
+    """The vectors served through the built executables as well as in-process: ``sample_cases`` and every
+    case whose stdin is raw bytes (how the process reads stdin is the executable's business)."""
+    sample = sample_cases()
+    return sample + [c for c in CASES if "stdin_raw" in c and c not in sample]
+
+
+def serve_in_process(plugin: str, verb: str, stdin: bytes, config_path: str | None) -> Outcome:
+    """One verb call served by the command line's own entry, ``cli.answer`` (the config, stdin, schemas, verb
+    and store; everything but the process), as an Outcome like ``run_plugin``'s. ``config_path`` is what
+    ``--config`` would give; None finds the file as the executable does (the environment, then the cwd)."""
+    from resource_extend import cli
+
+    table = TABLES[plugin]
+    found = table.verb(verb)
+    assert found is not None, f"{plugin} has no verb {verb}"
+    status, response, error = cli.answer(table, found, config_path, lambda limit: stdin[: limit + 1])
+    return Outcome(status, response.decode("utf-8"), error + "\n" if status else "")
+
+
+def check_case_in_process(case: dict[str, Any], etcd: DevEtcd, prefix: str, work: Path) -> str | None:
+    """conformance.check_case with the call served in-process (``serve_in_process``): None when it is met."""
+    plugin = case["plugin"]
+    write_config(str(work), plugin, etcd.url, prefix, case.get("config"))
+    for node, record in (case.get("store") or {}).items():
+        etcd.put(f"{prefix}/resource/{plugin}/{node}", json.dumps(record))
+    stdin = case["stdin_raw"] if "stdin_raw" in case else json.dumps(case.get("request", {}))
+    out = serve_in_process(plugin, case["verb"], stdin.encode(), str(work / f"{plugin}.yaml"))
+    return verdict(case, out) or store_verdict(case, etcd, prefix)
 
 
 def executable(plugin: str) -> str:
@@ -161,6 +205,19 @@ def race(exe: str, work: Path, request: Any, writers: int, rounds: int) -> list[
     for thread in threads:
         thread.join()
     return failures
+
+
+# -- how hard the properties search: `make test` and `make check` quick, `make test-deep` as deep as ever ----
+
+# RESOURCE_TESTS_DEEP=1 (make test-deep) runs each property with the examples it names, and loads conftest's
+# "deep" hypothesis profile; otherwise a tenth of them (at least 20), so the whole suite stays within minutes.
+DEEP = os.environ.get("RESOURCE_TESTS_DEEP", "") not in ("", "0")
+QUICK_SHARE = 10
+
+
+def examples(deep: int) -> int:
+    """max_examples for a property that a deep run tries ``deep`` times: all of them there, else a tenth."""
+    return deep if DEEP else min(deep, max(20, deep // QUICK_SHARE))
 
 
 # -- shared by the unit test files (tests/unit/<package>/test_<module>.py) ---------------------------------

@@ -19,8 +19,8 @@ from resource_extend import config
 from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
 from resource_extend.errors import PluginError
 from resource_extend.storage.manifest import PLUGIN as STORAGE_PLUGIN
-from resource_extend_dev.conformance import run_plugin
-from tests.support import ODD_CONFIGS, executable
+from resource_extend_dev.conformance import Outcome, run_plugin
+from tests.support import ODD_CONFIGS, PLUGINS, executable, serve_in_process
 
 GOOD = "http://127.0.0.1:2379"
 
@@ -158,15 +158,33 @@ BAD_CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
-@pytest.mark.parametrize(("plugin", "verb"), EVERY_VERB)
-def test_a_config_error_wins_over_bad_stdin_for_every_verb(plugin: str, verb: str, case: str, tmp_path: Path) -> None:
-    (tmp_path / f"{plugin}.yaml").write_text(BAD_CONFIGS[case])
-    out = run_plugin(executable(plugin), verb, b"{not json", str(tmp_path))
+def config_error_line(out: Outcome, plugin: str, verb: str) -> None:
     assert out.status == 128 and out.stdout == ""
     lines = out.stderr.splitlines()
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith(f"resource-{plugin} {verb}: config {plugin}.yaml: etcd."), lines[0]
+
+
+# Every verb served in-process (cli.answer finds ./<plugin>.yaml as the executable does); the executables
+# answer the same for one verb each, below.
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+@pytest.mark.parametrize(("plugin", "verb"), EVERY_VERB)
+def test_a_config_error_wins_over_bad_stdin_for_every_verb(
+    plugin: str, verb: str, case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / f"{plugin}.yaml").write_text(BAD_CONFIGS[case])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(config.CONFIG_ENV, raising=False)
+    config_error_line(serve_in_process(plugin, verb, b"{not json", None), plugin, verb)
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_config_error_wins_over_bad_stdin_through_the_executable(plugin: str, case: str, tmp_path: Path) -> None:
+    (tmp_path / f"{plugin}.yaml").write_text(BAD_CONFIGS[case])
+    verb = "set-node-resource-usage"
+    out = run_plugin(executable(plugin), verb, b"{not json", str(tmp_path))
+    config_error_line(out, plugin, verb)
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "fifo"])

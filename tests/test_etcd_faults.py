@@ -22,6 +22,7 @@ from tests.faultproxy import FAULTS, FaultProxy, Rule
 from tests.support import INCREMENT, PLUGINS, SEED, executable, one_clean_line, plugin_dir, used
 
 TOTAL_TIMEOUT = 3
+SLOW_TOTAL_TIMEOUT = 1.5
 # Every fault but the two that only slow an answer down: those are the deadline's tests.
 SPOILING = [fault for fault in FAULTS if fault not in ("trickle", "delay")]
 
@@ -32,16 +33,18 @@ def proxy(etcd: DevEtcd) -> Iterator[FaultProxy]:
         yield server
 
 
-def work(tmp_path: Path, plugin: str, proxy: FaultProxy, prefix: str) -> Path:
-    settings = {"machines": [proxy.url], "prefix": prefix, "request_timeout": 2, "total_timeout": TOTAL_TIMEOUT}
+def work(tmp_path: Path, plugin: str, proxy: FaultProxy, prefix: str, total_timeout: float = TOTAL_TIMEOUT) -> Path:
+    # One request's time is two thirds of the call's: the call's deadline, not a request's, ends the second.
+    settings = {"machines": [proxy.url], "prefix": prefix, "request_timeout": total_timeout * 2 / 3,
+                "total_timeout": total_timeout}  # fmt: skip
     return plugin_dir(tmp_path, plugin, settings)
 
 
-def timed(path: Path, plugin: str, verb: str, request: Any) -> Outcome:
+def timed(path: Path, plugin: str, verb: str, request: Any, total_timeout: float = TOTAL_TIMEOUT) -> Outcome:
     started = time.monotonic()
     out = run_plugin(executable(plugin), verb, json.dumps(request).encode(), str(path))
     took = time.monotonic() - started
-    assert took < TOTAL_TIMEOUT + 1, (verb, took, out)
+    assert took < total_timeout + 1, (verb, took, out)
     assert "internal error" not in out.stderr and "Traceback" not in out.stderr, out
     return out
 
@@ -159,9 +162,10 @@ def test_a_slow_answer_never_outlasts_the_total_timeout(
 ) -> None:
     for node in ("n1", "n2"):
         etcd.put(f"{prefix}/resource/gpu/{node}", json.dumps(SEED["gpu"]))
-    work_dir = work(tmp_path, "gpu", proxy, prefix)
+    # Each case waits out the call's deadline: a short one, its requests two thirds of it as everywhere here.
+    work_dir = work(tmp_path, "gpu", proxy, prefix, SLOW_TOTAL_TIMEOUT)
     proxy.rules.append(Rule(fault, path))
-    line = one_clean_line(timed(work_dir, "gpu", verb, request_))  # timed: within total_timeout + 1 s
+    line = one_clean_line(timed(work_dir, "gpu", verb, request_, SLOW_TOTAL_TIMEOUT))  # within total_timeout + 1 s
     assert "timed out" in line and proxy.url in line
 
 

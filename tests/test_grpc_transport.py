@@ -1,8 +1,8 @@
 """``etcd.transport: grpc``: the executables built with ``python build.py --grpc``, against real etcd processes.
 
 The store contract over both transports lives in test_store.py (its ``transport`` fixture); here: every
-conformance vector over grpc, an etcd without the JSON gateway, dead endpoints, TLS, auth, racing writers,
-and the default build staying free of grpc.
+store verb over grpc (one vector each), an etcd without the JSON gateway, dead endpoints, TLS, auth, racing
+writers, and the default build staying free of grpc.
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ from resource_extend_dev.conformance import Outcome, check_case, run_plugin
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import (
     CASES,
+    FAILURE_WAIT,
     PASSWORD,
     PLUGINS,
     ROOT,
     SEED,
+    STORE_VERBS,
     executable,
     grpc_executable,
     one_clean_line,
@@ -96,10 +98,32 @@ def test_build_py_bundles_exactly_the_grpc_extra() -> None:
     assert list(build.GRPC_DEPS) == extra
 
 
-# -- every conformance vector, over grpc --------------------------------------------------------------
+# -- one vector per store verb, over grpc --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def over_grpc_cases() -> list[dict[str, Any]]:
+    """Per plugin and store verb, one vector that reads or writes records: a success with a seeded store or
+    records to check afterwards where there is one. The store contract itself runs over both transports in
+    test_store.py; this shows every verb served end to end through the grpc build."""
+    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    for case in CASES:
+        if case["verb"] not in STORE_VERBS:
+            continue
+        key = (case["plugin"], case["verb"])
+        touches = case["expect"].get("exit", 0) == 0 and bool(case.get("store") or case.get("store_after"))
+        if key not in chosen or (touches and not chosen[key]["touches"]):
+            chosen[key] = {"case": case, "touches": touches}
+    return [chosen[key]["case"] for key in sorted(chosen)]
+
+
+OVER_GRPC = over_grpc_cases()
+
+
+def test_every_store_verb_of_each_plugin_has_a_vector_over_grpc() -> None:
+    assert {(c["plugin"], c["verb"]) for c in OVER_GRPC} == {(p, v) for p in PLUGINS for v in STORE_VERBS}
+
+
+@pytest.mark.parametrize("case", OVER_GRPC, ids=[c["id"] for c in OVER_GRPC])
 def test_vector_over_grpc(case: dict[str, Any], etcd: DevEtcd, prefix: str, grpc_build: Path) -> None:
     settings = dict(case.get("config") or {})
     # write_config puts machines and prefix under etcd; a case's own config replaces whole sections.
@@ -146,7 +170,7 @@ def test_no_reachable_endpoint_fails_fast_and_clean_naming_each(
 ) -> None:
     refused = f"http://127.0.0.1:{free_port()}"
     work = plugin_dir(
-        tmp_path, plugin, {"machines": [refused, silent_endpoint], "total_timeout": 3, "transport": "grpc"}
+        tmp_path, plugin, {"machines": [refused, silent_endpoint], "total_timeout": FAILURE_WAIT, "transport": "grpc"}
     )
     request: dict[str, Any] = {"nodename": "n1", "resource": {}, "info": None, "resource_request": None,
                                "workloads_resource": None, "delta": True, "incr": True}  # fmt: skip

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from resource_extend.validation import check
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, SEED, STORE_VERBS, executable
+from tests.support import PLUGINS, SEED, STORE_VERBS, examples, executable
 
 FIELDS = [
     "nodename",
@@ -72,7 +72,7 @@ def raw_inputs() -> st.SearchStrategy[bytes]:
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(verb=st.sampled_from(VERBS), stdin=raw_inputs())
 def test_any_stdin_is_answered_cleanly(plugin: str, verb: str, stdin: bytes, etcd: DevEtcd, tmp_path: Path) -> None:
     prefix = f"/hostile/{plugin}"

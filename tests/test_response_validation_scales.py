@@ -18,7 +18,7 @@ from resource_extend.jsonio import Rendered, compact
 from resource_extend.storage.metrics import render_rows
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.validation import ROWS, check, describe, representatives, schema_dir, validator
-from tests.support import PLUGINS
+from tests.support import PLUGINS, examples
 
 
 def full_check(plugin: str, verb: str, document: Any, direction: str = "response") -> str | None:
@@ -78,7 +78,7 @@ BREAKS: dict[str, Break] = {
     "row null": lambda row: None,
     "row a list": lambda row: [row],
 }
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

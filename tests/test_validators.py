@@ -20,7 +20,7 @@ from resource_extend import schemafiles
 from resource_extend.schemafiles import verbs_with_schemas
 from resource_extend.validation import module_name, schema_dir
 from resource_extend_dev.conformance import load_cases
-from tests.support import PLUGINS, VECTORS
+from tests.support import PLUGINS, VECTORS, examples
 
 CASES = load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl")))
 Pair = tuple[Callable[[Any], Any], jsonschema.Draft7Validator]
@@ -110,7 +110,7 @@ def mutate(document: Any, path: list[int], value: Any) -> Any:
 SEEDS = [(c["plugin"], c["verb"], c.get("request")) for c in CASES if c["plugin"] in PLUGINS]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(SEEDS), st.lists(st.integers(0, 50), max_size=5), json_values)
 def test_mutated_requests_get_the_same_verdict(
     compiled: dict[tuple[str, str, str], Pair], seed: tuple[str, str, Any], path: list[int], value: Any
@@ -123,7 +123,7 @@ def test_mutated_requests_get_the_same_verdict(
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(SEEDS), json_values)
 def test_random_documents_get_the_same_verdict(
     compiled: dict[tuple[str, str, str], Pair], seed: tuple[str, str, Any], document: Any

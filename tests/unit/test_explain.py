@@ -24,9 +24,10 @@ from resource_extend.storage import calculate_verbs as storage_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS as STORAGE_PAYLOADS
 from resource_extend.storage.scheduler import workloads as storage_workloads
+from tests.support import examples
 
 GIB = 1 << 30
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def config(max_deploy_count: int = 1000) -> Config:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from resource_extend import yamlsubset
 from resource_extend.yamlsubset import Unsupported
+from tests.support import examples
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -50,7 +51,7 @@ def pyyaml(text: str) -> Any:
     return yaml.load(text, Loader=yaml.SafeLoader)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(documents())
 def test_what_the_subset_accepts_it_reads_as_pyyaml_does(text: str) -> None:
     try:

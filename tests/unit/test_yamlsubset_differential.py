@@ -6,8 +6,9 @@ flow scalars, comments, anchors, block/flow mixes, document markers and JSON-loo
 fast path accepts must load with PyYAML's pure and C safe loaders, to the same value with the same types
 (1, 1.0 and True differ). Files it refuses go to PyYAML anyway, so refusing is always allowed.
 
-CI runs ``YAML_DIFF_EXAMPLES`` (default 5,000) generated files; set it to 100000 for a long hunt. Every
-divergence ever found is kept in DIVERGENCES below and checked on every run.
+``make test`` and ``make check`` run 500 generated files, ``make test-deep`` 5,000 (``tests.support.examples``);
+``YAML_DIFF_EXAMPLES=100000`` makes a long hunt. Every divergence ever found is kept in DIVERGENCES below and
+checked on every run.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from resource_extend import yamlsubset
+from tests.support import examples
 
-EXAMPLES = int(os.environ.get("YAML_DIFF_EXAMPLES", "5000"))
+EXAMPLES = int(os.environ.get("YAML_DIFF_EXAMPLES", examples(5000)))
 
 # The issue's classes: Unicode spaces, C0 controls YAML treats specially or refuses, line breaks
 # PyYAML knows (NEL, U+2028, U+2029, \r), a BOM, DEL, non-ASCII letters.

@@ -17,7 +17,7 @@ from resource_extend.counted import request
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.counted.prodmap import MaybeMap
 from resource_extend.errors import PluginError
-from tests.support import DeployLimits, shared_request_readers
+from tests.support import DeployLimits, examples, shared_request_readers
 
 LIMITS = DeployLimits("gpu.yaml")
 PAYLOADS = request.Payloads(GpuRecord)
@@ -110,7 +110,7 @@ requests = st.fixed_dictionaries({}, optional=FIELDS)
 
 
 @pytest.mark.parametrize("verb", sorted(READERS))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(req=requests)
 def test_a_request_the_schema_passes_is_read_whole_or_refused_in_one_line(verb: str, req: dict[str, Any]) -> None:
     # Core's request passes the verb's schema first; what is left to the request value is read whole or

@@ -19,7 +19,7 @@ from resource_extend.storage.scheduler.workloads import (
     realloc,
 )
 from resource_extend.storage.workload import WorkloadResource
-from tests.support import FOUR, GiB, TiB, node
+from tests.support import FOUR, GiB, TiB, examples, node
 
 
 def request(**keys: Any) -> WorkloadRequest:
@@ -148,7 +148,7 @@ def nonzero(resource: NodeResource) -> dict[str, int]:
     return {device: size for device, size in (resource.volumes or {}).items() if size}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(st.sampled_from([100, 500, 1024]), min_size=1, max_size=4),
     st.dictionaries(st.sampled_from(["/a", "/b", "/c"]), st.sampled_from([1, 10, 50]), min_size=1),

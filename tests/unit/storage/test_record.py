@@ -24,7 +24,7 @@ from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import NodeRequest
 from resource_extend.storage.workload import WorkloadResource
-from tests.support import INT64_EDGES, VDA, VDB, GiB, TiB, binding, capacity_of, disk, without_fast_path
+from tests.support import INT64_EDGES, VDA, VDB, GiB, TiB, binding, capacity_of, disk, examples, without_fast_path
 from tests.support import decode_outcome as outcome
 from tests.support import record_numbers as numbers
 from tests.support import storage_record as _storage
@@ -404,7 +404,7 @@ def _spoiled(doc: Any, path: tuple[Any, ...], odd: Any) -> Any:
     return [*doc[: path[0]], _spoiled(doc[path[0]], path[1:], odd), *doc[path[0] + 1 :]]
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(full_sides, st.none() | full_sides, st.integers(0, 10**6), oddities, st.booleans())
 def test_a_stored_side_and_every_one_value_off_it_decode_alike_with_and_without_the_fast_path(
     capacity: dict[str, Any], usage: dict[str, Any] | None, place: int, odd: Any, spoil: bool

@@ -22,7 +22,7 @@ from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.request import NodeRequest, WorkloadRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
-from tests.support import DeployLimits, GiB, TiB, disk, shared_request_readers
+from tests.support import DeployLimits, GiB, TiB, disk, examples, shared_request_readers
 
 LIMITS = DeployLimits("storage.yaml")
 
@@ -130,7 +130,7 @@ requests = st.fixed_dictionaries({}, optional=FIELDS)
 
 
 @pytest.mark.parametrize("verb", sorted(READERS))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(req=requests)
 def test_a_request_the_schema_passes_is_read_whole_or_refused_in_one_line(verb: str, req: dict[str, Any]) -> None:
     # Core's request passes the verb's schema first; what is left to the request value is read whole or

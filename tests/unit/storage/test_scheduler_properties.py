@@ -22,6 +22,7 @@ from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler.affinity import affinity_plan
 from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
+from tests.support import examples
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -273,7 +274,7 @@ def cases(draw: Any, kinds: Sequence[str] = KINDS) -> Case:
 
 
 bounds = st.sampled_from([0, 1, 2, 3, 5, 10, 1000])
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _distinct_destinations(case: Case) -> bool:

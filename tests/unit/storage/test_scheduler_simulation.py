@@ -34,6 +34,7 @@ from resource_extend.storage.scheduler.host import Host, Quotas, charge, quota_o
 from resource_extend.storage.scheduler.outcome import Pass
 from resource_extend.storage.scheduler.passes import place_mono
 from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
+from tests.support import examples
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -234,7 +235,7 @@ def requests(draw: Any, kinds: Sequence[str]) -> list[VolumeBinding]:
 
 ALL_KINDS = ("normal", "normal", "iops", "mono", "mono-iops", "unlimited", "mount")
 bounds = st.sampled_from([1, 2, 7, 100, 1000, 10000])
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _render(placements: list[tuple[Any, list[Disk]]]) -> list[tuple[Any, list[Any]]]:
