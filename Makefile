@@ -7,7 +7,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-EXECUTABLES := resource-gpu resource-storage
+# One executable per shipped plugin: each has an entry module plugins/<name>.py (plugins/__init__.py is the registry).
+EXECUTABLES := $(patsubst plugins/%.py,resource-%,$(filter-out plugins/__init__.py,$(wildcard plugins/*.py)))
 # What goes into the executables: a change to any of these rebuilds them, and nothing else does.
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
@@ -27,7 +28,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) ## create .venv with the project and its dev tools
 
-build: $(EXECUTABLES) ## build ./resource-gpu and ./resource-storage (only when a source changed)
+build: $(EXECUTABLES) ## build ./resource-<plugin> for each plugin (only when a source changed)
 
 # Holds the last build's PYTHON and PYTHONS and changes only when they do, so `make build PYTHON=...` rebuilds.
 BUILD_ARGS := build/.build-args
@@ -77,4 +78,4 @@ docs-examples: build ## rewrite the outputs shown in README.md and docs/ from wh
 	$(PY) -m tests.test_docs --update
 
 clean: ## remove build output and the venv
-	rm -rf build $(VENV) resource-gpu resource-storage
+	rm -rf build $(VENV) $(EXECUTABLES)

@@ -16,11 +16,9 @@ from typing import Any
 import pytest
 
 from resource_extend import config
-from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
 from resource_extend.errors import PluginError
-from resource_extend.storage.manifest import PLUGIN as STORAGE_PLUGIN
 from resource_extend_dev.conformance import Outcome, run_plugin
-from tests.support import ODD_CONFIGS, PLUGINS, executable, serve_in_process
+from tests.support import ODD_CONFIGS, PLUGINS, TABLES, executable, serve_in_process
 
 GOOD = "http://127.0.0.1:2379"
 
@@ -150,7 +148,7 @@ def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
 
 # -- a config error beats bad stdin, for every verb ---------------------------------------------------
 
-EVERY_VERB = [("gpu", v.name) for v in GPU_PLUGIN.verbs] + [("storage", v.name) for v in STORAGE_PLUGIN.verbs]
+EVERY_VERB = [(name, verb.name) for name in PLUGINS for verb in TABLES[name].verbs]
 BAD_CONFIGS = {
     "url": json.dumps({"etcd": {"machines": ["ftp://x"]}}),
     "range": f"etcd:\n  machines: [{GOOD}]\n  total_timeout: .nan\n",
