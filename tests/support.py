@@ -542,3 +542,18 @@ def padded(size: int) -> bytes:
     """A request of exactly ``size`` bytes: the node name padded with spaces after the object."""
     doc = b'{"nodename": "n1", "workload_resource_request": {}}'
     return doc + b" " * (size - len(doc))
+
+
+def read_whole_or_refused(plugin: str, verb: str, read: Callable[[dict[str, Any]], Any], req: dict[str, Any]) -> None:
+    """Core's request passes the verb's schema first; what is left to the request value is read whole or
+    refused as the plugin refuses (a one-line PluginError), never by another exception."""
+    from resource_extend import validation
+
+    try:
+        validation.check(plugin, verb, "request", req)
+    except PluginError:
+        return
+    try:
+        read(req)
+    except PluginError as refusal:
+        assert "\n" not in str(refusal) and str(refusal)

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resource_extend import params, validation
+from resource_extend import params
 from resource_extend.counted import request
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.counted.prodmap import MaybeMap
 from resource_extend.errors import PluginError
-from tests.support import DeployLimits, examples, shared_request_readers
+from tests.support import DeployLimits, examples, read_whole_or_refused, shared_request_readers
 
 LIMITS = DeployLimits("gpu.yaml")
 PAYLOADS = request.Payloads(GpuRecord)
@@ -113,16 +113,7 @@ requests = st.fixed_dictionaries({}, optional=FIELDS)
 @settings(max_examples=examples(150), deadline=None)
 @given(req=requests)
 def test_a_request_the_schema_passes_is_read_whole_or_refused_in_one_line(verb: str, req: dict[str, Any]) -> None:
-    # Core's request passes the verb's schema first; what is left to the request value is read whole or
-    # refused as the plugin refuses (a one-line PluginError), never by another exception.
-    try:
-        validation.check("gpu", verb, "request", req)
-    except PluginError:
-        return
-    try:
-        READERS[verb](req)
-    except PluginError as refusal:
-        assert "\n" not in str(refusal) and str(refusal)
+    read_whole_or_refused("gpu", verb, READERS[verb], req)
 
 
 def test_add_node_decodes_its_cards_only_when_the_record_is_asked_for() -> None:
