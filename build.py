@@ -45,15 +45,15 @@ RUNTIME_DEPS = ("PyYAML>=6.0",)
 GRPC_DEPS = ("etcd-sdk-python==0.0.7", "grpcio>=1.66.2,<2", "protobuf>=5.27.2,<8")
 
 # The starts live in resource_extend/boot/ as code of their own (linted, type-checked, unit-tested) and are
-# copied into each archive with the build's constants written in: start.py as the archive's root module,
-# which the default build's shebang imports, and extract.py as the --grpc build's __main__.
+# copied into each archive with the build's constants written in: stub.py as the member the default build's
+# shebang reads and execs, start.py into the tables, and extract.py as the --grpc build's __main__.
 BOOT = ROOT / "resource_extend" / "boot"
-START_MODULE = "_resource_extend_start"  # boot/stub.py: what the shebang imports
-BOOT_MODULE = "_resource_extend_boot"  # boot/start.py, in the tables
-# The default build's __main__, for `python3 ./resource-gpu` and shebangs with an absolute interpreter.
+START_MEMBER = "_start.py"  # boot/stub.py: what the shebang execs (a short name: the line has 127 bytes)
+# The default build's __main__, for `python3 ./resource-gpu` and shebangs with an absolute interpreter: it
+# execs the stub as the shebang does (the stub parses on any Python 3).
 ZIPAPP_MAIN = f"""\
-# Written by build.py: the stub does everything (it parses on any Python 3).
-import {START_MODULE}  # noqa: F401
+import sys, zipimport
+exec(zipimport.zipimporter(sys.path[0]).get_data({START_MEMBER!r}))
 """
 
 
@@ -107,9 +107,6 @@ def stage(plugin: str, out: Path, deps: Path, extract: bool = False, build_info:
     (out / "resource_extend" / "_build_info.py").write_text(
         f'"""Written by build.py."""\n\nREVISION = {git_revision()!r}\nBUILT = {build_time()!r}\n{build_info}'
     )
-    if not extract:
-        # The start, compiled into every table with the library (the stub runs it from there).
-        (out / f"{BOOT_MODULE}.py").write_text(boot_source("start", ENTRY=("plugins." + plugin, "main")))
     if extract:
         # Unchecked-hash pycs stay valid when the files are unpacked with new timestamps.
         mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
@@ -212,8 +209,8 @@ def shebang(python: str, start: bool = False) -> bytes:
     Linux passes everything after the interpreter as one argument, so ``-IS`` works after an absolute path;
     after ``/usr/bin/env`` it needs ``env -S`` (coreutils 8.30+, BSD; not busybox): a bare name such as
     ``python3`` is looked up on PATH that way, an absolute path is used as it is. Behind ``env -S`` a build
-    that runs from its archive (``start``) adds ``-c`` and the line that imports START from the archive,
-    so the interpreter never runs the archive as a zipapp; with an absolute path there is one argument only,
+    that runs from its archive (``start``) adds ``-c`` and the line that execs the stub member from the
+    archive, so the interpreter never runs the archive as a zipapp; with an absolute path there is one argument only,
     and the archive's ``__main__`` starts the plugin.
     """
     if "/" in python:
@@ -222,7 +219,9 @@ def shebang(python: str, start: bool = False) -> bytes:
             raise SystemExit(f"build.py: --python {python!r}: a shebang cannot hold a path with spaces")
         line = f"#!{interpreter} -IS\n"
     elif python and all(c.isalnum() or c in "._-" for c in python):
-        code = f"import sys;sys.path[:0]=[sys.argv[1]];import {START_MODULE}"
+        # exec, not import: zipimport would compile() the stub, and a process's first compile() builds the
+        # ast module's classes (boot/stub.py).
+        code = f"import sys,zipimport as z;exec(z.zipimporter(sys.argv[1]).get_data('{START_MEMBER}'))"
         line = f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
     else:
         raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
@@ -241,7 +240,7 @@ def rewrite_main(
     tables: dict[str, bytes] | None = None,
 ) -> None:
     """Copy shiv's zipapp with our starts in place of shiv's __main__ (whose bootstrap it leaves out), our
-    shebang, and the compiled code: ``tables`` (cache tag -> code table) for a build that runs from its
+    shebang, and the compiled code: ``tables`` (member -> data, see ``code_tables``) for a build that runs from its
     archive, the ``__pycache__`` of ``site`` for an extracting one. Every member is written once.
     """
     tmp = target.with_name(target.name + ".tmp")
@@ -271,12 +270,12 @@ def rewrite_main(
                 else:
                     dst.writestr(info, src.read(info))
             if not extract:
-                add(f"{START_MODULE}.py", boot_source("stub"))
+                add(START_MEMBER, boot_source("stub"))
                 # Stored, not deflated: a call reads its interpreter's table whole, and inflating costs more
-                # than the bytes.
-                for tag, table in sorted((tables or {}).items()):
-                    # Only an interpreter without its code table reads the sources: they may be deflated.
-                    add(f"_code/{tag}.marshal", table, zipfile.ZIP_DEFLATED if tag == "sources" else zipfile.ZIP_STORED)
+                # than the bytes. Only an interpreter without its code table reads the sources: they may be.
+                for member, data in sorted((tables or {}).items()):
+                    sources = member == "_code/sources.marshal"
+                    add(member, data, zipfile.ZIP_DEFLATED if sources else zipfile.ZIP_STORED)
             for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
@@ -347,20 +346,29 @@ def minor_of(tag: str) -> tuple[int, int]:
     return int(digits[0]), int(digits[1:])
 
 
-def code_tables(site: Path, pythons: dict[str, str], work: Path) -> dict[str, bytes]:
-    """One code table of ``site`` per interpreter, each compiled by that interpreter (boot/codetable.py), and
-    the table of its sources (``sources``) for any other."""
+def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> dict[str, bytes]:
+    """The ``_code/`` members: per interpreter, the code table of ``site`` and the start (``start``: the source
+    of boot/start.py with the build's constants), each compiled by that interpreter (boot/codetable.py); and
+    for any other interpreter, the table of the sources and the start's source."""
     sys.path.insert(0, str(ROOT))
     from resource_extend.boot.codetable import source_table
-    from resource_extend.boot.stub import FORMAT
+    from resource_extend.boot.start import FORMAT
 
-    tables: dict[str, bytes] = {"sources": source_table(str(site), FORMAT)}
+    members: dict[str, bytes] = {
+        "_code/sources.marshal": source_table(str(site), FORMAT),
+        "_code/start.py": start.encode(),
+    }
+    source = work / f"{site.name}-start.py"
+    source.write_text(start, encoding="utf-8")
     for tag, python in pythons.items():
         out = work / f"{site.name}-{tag}.marshal"
-        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"))
-        tables[tag] = out.read_bytes()
+        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source))
+        members[f"_code/{tag}.marshal"] = out.read_bytes()
+        members[f"_code/{tag}.start"] = Path(f"{out}.start").read_bytes()
         out.unlink()
-    return tables
+        Path(f"{out}.start").unlink()
+    source.unlink()
+    return members
 
 
 def main() -> None:
@@ -431,7 +439,8 @@ def build(
     for plugin in plugins:
         site = work / plugin
         stage(plugin, site, deps, extract, build_info=info)
-        tables = {} if extract else code_tables(site, pythons or {}, work)
+        start = boot_source("start", ENTRY=("plugins." + plugin, "main"))
+        tables = {} if extract else code_tables(site, pythons or {}, work, start)
         target = out / f"resource-{plugin}"
         zipapp(plugin, site, work, target, extract, python, tables)
         print(f"built {target}")

@@ -170,9 +170,9 @@ def test_pythonpath_and_sitecustomize_are_ignored(shared: Path) -> None:
     planted = shared / "pythonpath"
     planted.mkdir()
     marker = shared / "PWNED"
-    # The start module the shebang's -c imports, too: it must come from the archive, never from PYTHONPATH
-    # or the working directory.
-    for module in ("sitecustomize", "usercustomize", "json", "_json", "_resource_extend_start"):
+    # The start's names, too: its code must come from the archive, never from PYTHONPATH or the working
+    # directory.
+    for module in ("sitecustomize", "usercustomize", "json", "_json", "_start", "_resource_extend_boot"):
         (planted / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').write('{module}')\n")
     env = dict(os.environ, PYTHONPATH=str(planted), PYTHONSTARTUP=str(planted / "json.py"))
     out = subprocess.run([executable("gpu"), "verbs"], env=env, cwd=planted, capture_output=True, timeout=60)
@@ -201,7 +201,7 @@ def test_build_py_bakes_an_absolute_interpreter_or_looks_a_name_up_through_env()
         sys.path.remove(str(ROOT))
     assert build.shebang("/usr/bin/python3") == b"#!/usr/bin/python3 -IS\n"
     assert build.shebang("python3.11") == b"#!/usr/bin/env -S python3.11 -IS\n"
-    start = b'-c "import sys;sys.path[:0]=[sys.argv[1]];import _resource_extend_start"'
+    start = b'''-c "import sys,zipimport as z;exec(z.zipimporter(sys.argv[1]).get_data('_start.py'))"'''
     assert build.shebang("python3", start=True) == b"#!/usr/bin/env -S python3 -IS " + start + b"\n"
     assert build.shebang("/usr/bin/python3", start=True) == b"#!/usr/bin/python3 -IS\n"  # one argument only
     for bad in ("/opt/my python/bin/python3", "python3 -u", "/" + "x" * 130):

@@ -37,8 +37,8 @@ def _budget(table: str) -> dict[str, str]:
 
 BUDGET = _budget(
     """
-the registry and the entry modules (the shebang's -c imports the stub; it runs the start from the code table)
-    plugins plugins.gpu plugins.storage _resource_extend_start _resource_extend_boot
+the registry and the entry modules (the shebang's -c execs the stub, which runs the start compiled for this minor)
+    plugins plugins.gpu plugins.storage _resource_extend_boot
 the command line, verb table, config and its work bounds, JSON, schema checks, store, the node verbs both plugins share
     resource_extend resource_extend.cli resource_extend.errors resource_extend.verb resource_extend.config
     resource_extend.bounds
@@ -68,8 +68,6 @@ calculate verbs and their schedulers, imported when one runs
     resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
     resource_extend.storage.scheduler.limits
     resource_extend.deploy
-from __future__ import annotations, in every module
-    __future__
 the C halves of json, socket and base64 (jsonio, etcd/connection.py, etcd/gateway.py): their Python
 wrappers import re, enum, functools and collections, which cost a call more than its etcd round trip
     _json _socket binascii
@@ -87,9 +85,12 @@ runpy: how the interpreter runs a zipapp's __main__
 )
 VALIDATORS = tuple(f"resource_extend._validators_{plugin}" for plugin in PLUGINS)
 
-# Records the modules a call leaves in sys.modules, however it ends (sys.exit, or os._exit after the flush).
+# Records the modules a call leaves in sys.modules, however it ends (sys.exit, or posix._exit after the
+# flush), and how many classes of the ast module exist: the first compile() of a process builds them (~120
+# classes, a third of what a call cost above the bare interpreter), so a call must never compile. The probe
+# itself imports nothing a bare interpreter has not (no os), so that a call importing os shows.
 PROBE = """
-import os, sys
+import gc, posix, sys
 out, exe = sys.argv[1], sys.argv[2]
 sys.argv = sys.argv[2:]
 
@@ -98,12 +99,14 @@ def report():
         for name, module in sorted(sys.modules.items()):
             loader = type(getattr(module, "__loader__", None)).__name__
             f.write("%s\\t%s\\t%s\\n" % (name, getattr(module, "__file__", None) or "", loader))
+        ast = [o for o in gc.get_objects() if isinstance(o, type) and o.__module__ == "ast"]
+        f.write("!ast-classes\\t%d\\t\\n" % len(ast))
 
 if exe == "-":
     report()
 else:
-    _exit = os._exit
-    os._exit = lambda status: (report(), _exit(status))
+    _exit = posix._exit
+    posix._exit = lambda status: (report(), _exit(status))
     with open(exe, "rb") as f:
         line = f.readline().decode()
     try:
@@ -157,6 +160,10 @@ def loaded(probe_out: Path, argv: list[str], cwd: Path, stdin: bytes = b"") -> t
     return modules, done.stdout, done.stderr
 
 
+def ast_classes(modules: dict[str, str]) -> int:
+    return int(modules.pop("!ast-classes").split("\t")[0])
+
+
 @pytest.fixture(scope="module")
 def plugin_dirs(tmp_path_factory: pytest.TempPathFactory, etcd: DevEtcd) -> dict[str, Path]:
     dirs = {}
@@ -182,9 +189,11 @@ def test_a_call_imports_only_the_modules_in_the_budget(
 ) -> None:
     work = plugin_dirs[plugin]
     bare, _, _ = loaded(tmp_path / "bare", ["-"], work)
+    assert ast_classes(bare) == 0
     request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
     modules, stdout, stderr = loaded(tmp_path / "call", [executable(plugin), verb], work, json.dumps(request).encode())
     assert stderr == b"" and stdout, stderr  # the call itself succeeded
+    assert ast_classes(modules) == 0, "something on the call path ran compile() (zipimport of a source does)"
     with open(executable(plugin), "rb") as f:
         allowed = BUDGET if b" -c " in f.readline() else {**BUDGET, **ZIPAPP_RUN}
     extra = sorted(m for m in modules.keys() - bare.keys() if m not in allowed and not m.startswith(VALIDATORS))

@@ -97,7 +97,7 @@ def test_the_archive_holds_each_member_once_and_passes_its_checksums(plugin: str
         names = archive.namelist()
         assert archive.testzip() is None
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
-    assert "_resource_extend_start.py" in names
+    assert "_start.py" in names and "_code/start.py" in names
     assert not [n for n in names if n.endswith(".pyc")], "bytecode lives in the code tables, one per minor"
     unzip = shutil.which("unzip")
     if unzip:
@@ -109,19 +109,24 @@ def test_the_archive_holds_each_member_once_and_passes_its_checksums(plugin: str
 def test_the_build_carries_a_code_table_for_every_supported_python_it_found(plugin: str) -> None:
     with zipfile.ZipFile(executable(plugin)) as archive:
         tables = {n for n in archive.namelist() if n.startswith("_code/")}
-    found = {f"_code/cpython-{m.replace('.', '')}.marshal" for m in SUPPORTED_MINORS if INTERPRETERS[m]}
+    found = {
+        f"_code/cpython-{m.replace('.', '')}{kind}"
+        for m in SUPPORTED_MINORS
+        if INTERPRETERS[m]
+        for kind in (".marshal", ".start")
+    }
     assert found <= tables, found - tables
 
 
 def without_table(exe: str, minor: str, out: Path) -> str:
-    """A copy of ``exe`` without the code table of ``minor``: what a build that did not find it makes."""
-    drop = f"_code/cpython-{minor.replace('.', '')}.marshal"
+    """A copy of ``exe`` without the code table and start of ``minor``: what a build that did not find it makes."""
+    drop = {f"_code/cpython-{minor.replace('.', '')}{kind}" for kind in (".marshal", ".start")}
     shebang = Path(exe).read_bytes().partition(b"\n")[0] + b"\n"
     with zipfile.ZipFile(exe) as src, out.open("wb") as handle:
         handle.write(shebang)
         with zipfile.ZipFile(handle, "w") as dst:
             for info in src.infolist():
-                if info.filename != drop:
+                if info.filename not in drop:
                     dst.writestr(info, src.read(info))
     out.chmod(0o755)
     return str(out)

@@ -1,13 +1,18 @@
-"""Compile a staged site-packages tree into one code table for the interpreter that runs this file.
+"""Compile a staged site-packages tree into one code table, and the start into its member, for the
+interpreter that runs this file.
 
-build.py runs it once per CPython minor it found (``python3.X -I -S codetable.py SITE OUT HEADER``), so
-each table holds code objects of that minor; start.py reads the table back (``read_table``). Written for
-any Python 3, like start.py, since any interpreter may be handed it.
+build.py runs it once per CPython minor it found (``python3.X -I -S codetable.py SITE OUT HEADER START``),
+so each table holds code objects of that minor; start.py reads the table back (``table``), the stub the
+start (``OUT.start``). Written for any Python 3, like start.py, since any interpreter may be handed it.
 """
 
 import marshal
 import os
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType
 
 
 def module_name(relative: str) -> "tuple[str, bool] | None":
@@ -40,6 +45,32 @@ def modules_of(site: str) -> "list[tuple[str, bool, str, bytes]]":
     return found
 
 
+def compiled(source: bytes, filename: str) -> "CodeType":
+    """``source`` compiled by this interpreter, with ``from __future__ import annotations`` turned into the
+    compiler flag it stands for: the statement would import ``__future__`` on every call (~0.6 M
+    instructions) only to tell the compiler what the flag tells it here."""
+    import __future__
+
+    import ast
+
+    tree = ast.parse(source, filename)
+    flags = 0
+    kept = []
+    for statement in tree.body:
+        if (
+            isinstance(statement, ast.ImportFrom)
+            and statement.module == "__future__"
+            and [alias.name for alias in statement.names] == ["annotations"]
+            and statement.names[0].asname is None
+        ):
+            flags |= __future__.annotations.compiler_flag
+        else:
+            kept.append(statement)
+    tree.body = kept
+    code = compile(tree, filename, "exec", flags=flags, dont_inherit=True, optimize=0)  # type: CodeType
+    return code
+
+
 def compile_table(site: str, header: bytes) -> bytes:
     """Every module under ``site`` compiled by this interpreter, as the stub reads a code table.
 
@@ -49,7 +80,7 @@ def compile_table(site: str, header: bytes) -> bytes:
     modules = {}
     for name, package, relative, source in modules_of(site):
         try:
-            code = compile(source, "site-packages/" + relative, "exec", dont_inherit=True, optimize=0)
+            code = compiled(source, "site-packages/" + relative)
         except SyntaxError as exc:
             raise SystemExit(  # noqa: B904  (the message carries the error; 3.6 must parse this file too)
                 "codetable: Python %d.%d cannot compile %s: %s" % (*sys.version_info[:2], relative, exc)
@@ -57,6 +88,14 @@ def compile_table(site: str, header: bytes) -> bytes:
         modules[name] = (package, marshal.dumps(code))
     external = sys.modules["_frozen_importlib_external"]
     return marshal.dumps((header, external.MAGIC_NUMBER, modules))
+
+
+def start_member(source: bytes, filename: str) -> bytes:
+    """The start compiled by this interpreter, as the stub reads it: (magic number, marshalled code). The
+    stub checks the magic number before it unmarshals the code: a pre-release of the same minor shares the
+    cache tag, not the bytecode."""
+    code = compile(source, filename, "exec", dont_inherit=True, optimize=0)
+    return marshal.dumps((sys.modules["_frozen_importlib_external"].MAGIC_NUMBER, marshal.dumps(code)))
 
 
 def source_table(site: str, header: bytes) -> bytes:
@@ -67,10 +106,15 @@ def source_table(site: str, header: bytes) -> bytes:
 
 
 def main(args: "list[str]") -> None:
-    site, out, header = args
-    data = compile_table(site, header.encode("ascii"))
-    with open(out, "wb") as handle:
-        handle.write(data)
+    site, out, header, start = args
+    with open(start, "rb") as handle:
+        source = handle.read()
+    for path, data in (
+        (out, compile_table(site, header.encode("ascii"))),
+        (out + ".start", start_member(source, "_resource_extend_boot.py")),
+    ):
+        with open(path, "wb") as handle:
+            handle.write(data)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """The default build's start, module ``_resource_extend_boot``: refuses an old interpreter, puts the
 plugin's code on ``sys.meta_path`` and runs the entry point.
 
-The archive's root module (boot/stub.py) runs it: compiled, from the code table of the running CPython
-minor, or from its source for any other interpreter. Whatever python3 the host has must parse this file:
-it is written for any Python 3 (no ``from __future__ import annotations``, annotations quoted), so 3.6 to
-3.8 get the plugin's one failure line instead of a traceback.
+The archive's first code (boot/stub.py) runs it: compiled by the build for the running CPython minor
+(``_code/<cache tag>.start``), or from its source (``_code/start.py``) for any other interpreter. Whatever
+python3 the host has must parse this file: it is written for any Python 3 (no ``from __future__ import
+annotations``, annotations quoted), so 3.6 to 3.8 get the plugin's one failure line instead of a traceback.
 
 The plugin's modules are in the archive as tables, each one member read in one go: a code table per CPython
 minor the build found (``_code/<cache tag>.marshal``, code objects compiled by that interpreter) and one of
@@ -14,7 +14,6 @@ looked up file by file in the archive.
 """
 
 import marshal
-import os
 import sys
 
 TYPE_CHECKING = False
@@ -28,6 +27,7 @@ ENTRY = ("plugins.gpu", "main")  # build.py writes the executable's entry point 
 # (the schemas) are members under it.
 SOURCES = "site-packages"
 OLDEST = (3, 9)
+FORMAT = b"resource-extend code table 1"  # the first item of every table (boot/codetable.py writes it)
 
 
 def verb_of(args: "list[str]") -> str:
@@ -63,6 +63,15 @@ def refuse_if_too_old(prog: str, args: "list[str]") -> None:
         sys.stderr.write(line)
         sys.stderr.flush()
         sys.exit(128)
+
+
+def table(importer: "object", name: str, magic: "object") -> "dict[str, tuple[bool, bytes]] | None":
+    """The modules of a table, or None when it is missing, spoiled or another interpreter's."""
+    try:
+        header, table_magic, modules = marshal.loads(importer.get_data(name))  # type: ignore[attr-defined]
+    except Exception:  # missing (OSError), or not a table of this format
+        return None
+    return modules if header == FORMAT and table_magic == magic and isinstance(modules, dict) else None
 
 
 class CodeTable:
@@ -124,29 +133,33 @@ def _module_spec_type() -> "Any":
 PRECOMPILED = None  # type: bool | None
 
 
-def install(archive: str, code: "dict[str, tuple[bool, bytes]] | None", sources: "object") -> bool:
-    """``CodeTable`` first on sys.meta_path, over this interpreter's code table when there is one, else over
-    the sources table (``sources``, or read from the archive); True when the code table serves."""
+def install(archive: str, importer: "object") -> bool:
+    """``CodeTable`` first on sys.meta_path, over this interpreter's code table when the archive has it, else
+    over the sources table; True when the code table serves."""
+    tag = getattr(sys.implementation, "cache_tag", None)
+    magic = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
+    code = table(importer, "_code/%s.marshal" % tag, magic) if tag and magic else None
     if code is not None:
         sys.meta_path.insert(0, CodeTable(archive, code))
         return True
-    if not isinstance(sources, dict):
-        import zipimport
-
-        sources = marshal.loads(zipimport.zipimporter(archive).get_data("_code/sources.marshal"))[2]
-    sys.meta_path.insert(0, CodeTable(archive, sources, compiled=False))  # type: ignore[arg-type]
+    sources = table(importer, "_code/sources.marshal", b"source")
+    if sources is None:
+        sys.stderr.write("%s: the archive is damaged: it has no code table; rebuild it\n" % archive)
+        sys.stderr.flush()
+        sys.exit(128)
+    sys.meta_path.insert(0, CodeTable(archive, sources, compiled=False))
     return False
 
 
-def main(archive: str, code: "dict[str, tuple[bool, bytes]] | None", sources: "object") -> None:
-    """Run by the stub with the archive (sys.path[0]) and the tables it read."""
+def main(archive: str, importer: "object") -> None:
+    """Run by the stub with the archive and its zipimporter."""
     global PRECOMPILED
     if sys.argv[:1] == ["-c"]:  # the shebang's -c: argv is [-c, archive, verb, ...]
         sys.argv.pop(1)
         sys.argv[0] = archive
-    prog, args = os.path.basename(sys.argv[0]), sys.argv[1:]
+    prog, args = sys.argv[0].rpartition("/")[2], sys.argv[1:]  # no os: ~6 M instructions to import
     refuse_if_too_old(prog, args)
-    PRECOMPILED = install(archive, code, sources)
+    PRECOMPILED = install(archive, importer)
     module_name, function = ENTRY
     try:
         __import__(module_name)

@@ -1,54 +1,44 @@
-"""The archive's root module ``_resource_extend_start``: the smallest code that gets the start running.
+"""The archive's first code (member ``_start.py``): it gets the start (boot/start.py) running.
 
-zipimport compiles a module it finds as source twice (once to name its file, once to run it), so this
-module is kept to a few lines: it reads the code table of this interpreter (``_code/<cache tag>.marshal``)
-and runs the start (boot/start.py, module ``_resource_extend_boot``) compiled from it, or, for an
-interpreter the build did not cover (or one too old to run the plugin, which the start refuses), the
-start's source from the sources table. Written for any Python 3.
+The shebang's ``-c`` (and the zipapp ``__main__``) read this member and ``exec`` it as text, in
+``__main__``: zipimport would ``compile()`` it, and the first ``compile()`` of a process builds the ``ast``
+module's ~120 classes. Compiling text still costs ~7 µs a line, so this is kept short: the start, compiled
+by the build for this interpreter (``_code/<cache tag>.start``: its magic number and its code), or its
+source for an interpreter the build did not cover (``_code/start.py``), does the rest. Any Python 3 must
+parse this file.
 """
 
-import marshal
 import sys
 
-FORMAT = b"resource-extend code table 1"  # the first item of every table (boot/codetable.py writes it)
-BOOT = "_resource_extend_boot"
+BOOT = "_resource_extend_boot"  # the start's module name
 
 
-def table(importer: "object", name: str, magic: "object") -> "dict[str, tuple[bool, bytes]] | None":
-    """The modules of a table, or None when it is missing, spoiled or another interpreter's."""
-    try:
-        header, table_magic, modules = marshal.loads(importer.get_data(name))  # type: ignore[attr-defined]
-    except Exception:  # missing (OSError), or not a table of this format
-        return None
-    return modules if header == FORMAT and table_magic == magic and isinstance(modules, dict) else None
+def boot(archive: str) -> None:
+    import gc
+    import marshal
+    import zipimport
 
-
-def boot() -> None:
-    archive = sys.path[0]  # the shebang's code and a zipapp start both put the archive there
-    importer = sys.path_importer_cache.get(archive)
-    if importer is None:
-        import zipimport
-
-        importer = zipimport.zipimporter(archive)
-    tag = getattr(sys.implementation, "cache_tag", None)
-    magic = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
-    code = table(importer, "_code/%s.marshal" % tag, magic) if tag and magic else None
-    sources = None
-    if code is not None and BOOT in code:
-        start = marshal.loads(code[BOOT][1])
-    else:
-        code = None
-        sources = table(importer, "_code/sources.marshal", b"source")
-        if sources is None or BOOT not in sources:
-            sys.stderr.write("%s: the archive is damaged: no start in it; rebuild it\n" % archive)
-            sys.exit(128)
-        start = compile(sources[BOOT][1], archive + "/" + BOOT + ".py", "exec", dont_inherit=True)
+    # A call is one short process whose objects are freed by their reference counts: the cyclic collector
+    # would only walk the imported modules' objects again and again (~3 M instructions a call).
+    gc.disable()
+    importer = zipimport.zipimporter(archive)  # its directory is cached from the shebang's read
     module = type(sys)(BOOT)
     module.__file__ = archive + "/" + BOOT + ".py"
+    try:
+        magic, code = marshal.loads(importer.get_data("_code/%s.start" % sys.implementation.cache_tag))
+        start = marshal.loads(code) if magic == sys.modules["_frozen_importlib_external"].MAGIC_NUMBER else None
+    except Exception:  # not compiled for this interpreter
+        start = None
+    try:
+        start = start or compile(importer.get_data("_code/start.py"), module.__file__, "exec", dont_inherit=True)
+    except OSError:
+        sys.stderr.write("%s: the archive is damaged: no start in it; rebuild it\n" % archive)
+        sys.exit(128)
     sys.modules[BOOT] = module
     exec(start, module.__dict__)
-    module.main(archive, code, sources)
+    module.main(archive, importer)
 
 
-if __name__ == "_resource_extend_start":  # as the archive's root module, not when a test imports this file
-    boot()
+if __name__ == "__main__":  # exec'd by the shebang or the zipapp __main__, not when a test imports this file
+    # The shebang's -c leaves argv as [-c, archive, verb, ...]; a zipapp run has the archive on sys.path[0].
+    boot(sys.argv[1] if sys.argv[:1] == ["-c"] else sys.path[0])

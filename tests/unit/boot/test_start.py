@@ -10,10 +10,11 @@ import marshal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from resource_extend.boot import codetable, start, stub
+from resource_extend.boot import codetable, start
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def magic() -> bytes:
 
 
 class Members:
-    """A zipimporter's get_data over a dict: the one call the stub makes of it."""
+    """A zipimporter's get_data over a dict: the one call the stub and the start make of it."""
 
     def __init__(self, members: dict[str, bytes]) -> None:
         self.members = members
@@ -67,37 +68,37 @@ class Members:
 
 
 def read(data: bytes, expected: object) -> dict[str, tuple[bool, bytes]] | None:
-    return stub.table(Members({"t": data}), "t", expected)
+    return start.table(Members({"t": data}), "t", expected)
 
 
 def test_a_table_holds_every_importable_module_once_with_its_package_flag(tmp_path: Path) -> None:
-    modules = read(codetable.compile_table(str(site_tree(tmp_path)), stub.FORMAT), magic())
+    modules = read(codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT), magic())
     assert modules is not None
     assert {name: package for name, (package, _) in modules.items()} == {
         "pkg": True,
         "pkg.sub": True,
         "pkg.sub.leaf": False,
     }
-    sources = read(codetable.source_table(str(site_tree(tmp_path / "b")), stub.FORMAT), b"source")
+    sources = read(codetable.source_table(str(site_tree(tmp_path / "b")), start.FORMAT), b"source")
     assert sources is not None and sources.keys() == modules.keys()
     assert sources["pkg"] == (True, b"VALUE = 'package'\n")
 
 
 def test_a_table_from_another_interpreter_or_another_format_is_not_used(tmp_path: Path) -> None:
-    data = codetable.compile_table(str(site_tree(tmp_path)), stub.FORMAT)
+    data = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
     assert read(data, b"\x00\x00\r\n") is None  # another minor's magic number
     other = codetable.compile_table(str(site_tree(tmp_path / "b")), b"resource-extend code table 0")
     assert read(other, magic()) is None
     assert read(b"not marshal", magic()) is None
     assert read(marshal.dumps(("a", "b")), magic()) is None
-    assert stub.table(Members({}), "missing", magic()) is None
+    assert start.table(Members({}), "missing", magic()) is None
 
 
 def test_a_module_the_interpreter_cannot_compile_fails_the_build_naming_it(tmp_path: Path) -> None:
     site = site_tree(tmp_path)
     (site / "pkg" / "broken.py").write_text("def (:\n")
     with pytest.raises(SystemExit, match=r"cannot compile pkg/broken\.py"):
-        codetable.compile_table(str(site), stub.FORMAT)
+        codetable.compile_table(str(site), start.FORMAT)
 
 
 @pytest.fixture
@@ -115,7 +116,7 @@ def test_modules_import_from_either_table_with_the_paths_they_have_in_the_archiv
     compiled: bool, tmp_path: Path
 ) -> None:
     make = codetable.compile_table if compiled else codetable.source_table
-    modules = read(make(str(site_tree(tmp_path)), stub.FORMAT), magic() if compiled else b"source")
+    modules = read(make(str(site_tree(tmp_path)), start.FORMAT), magic() if compiled else b"source")
     assert modules is not None
     table = start.CodeTable("/opt/plugins/resource-x", modules, compiled=compiled)
     sys.meta_path.insert(0, table)
@@ -129,11 +130,41 @@ def test_modules_import_from_either_table_with_the_paths_they_have_in_the_archiv
 
 
 @pytest.mark.usefixtures("clean_imports")
-def test_install_serves_the_code_table_when_the_stub_found_one_and_else_the_sources(tmp_path: Path) -> None:
-    code = read(codetable.compile_table(str(site_tree(tmp_path)), stub.FORMAT), magic())
-    sources = read(codetable.source_table(str(site_tree(tmp_path / "b")), stub.FORMAT), b"source")
-    assert start.install("/a/resource-x", code, None) is True
+def test_install_serves_this_interpreters_code_table_and_else_the_sources(tmp_path: Path) -> None:
+    code = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
+    sources = codetable.source_table(str(site_tree(tmp_path / "b")), start.FORMAT)
+    tag = sys.implementation.cache_tag
+    both = Members({f"_code/{tag}.marshal": code, "_code/sources.marshal": sources})
+    assert start.install("/a/resource-x", both) is True
     assert isinstance(sys.meta_path[0], start.CodeTable) and sys.meta_path[0].compiled
     sys.meta_path.pop(0)
-    assert start.install("/a/resource-x", None, sources) is False
+    other_minor = Members({"_code/cpython-30.marshal": code, "_code/sources.marshal": sources})
+    assert start.install("/a/resource-x", other_minor) is False
     assert isinstance(sys.meta_path[0], start.CodeTable) and not sys.meta_path[0].compiled
+
+
+def test_an_archive_without_any_table_fails_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        start.install("/a/resource-x", Members({}))
+    assert exit_.value.code == 128
+    assert capsys.readouterr().err == "/a/resource-x: the archive is damaged: it has no code table; rebuild it\n"
+
+
+def test_the_start_member_carries_its_interpreters_magic_number_and_code() -> None:
+    magic_number, code = marshal.loads(codetable.start_member(b"VALUE = 1\n", "start.py"))
+    assert magic_number == magic()
+    namespace: dict[str, object] = {}
+    exec(marshal.loads(code), namespace)
+    assert namespace["VALUE"] == 1
+
+
+def test_annotations_future_import_becomes_a_flag_and_no_import(tmp_path: Path) -> None:
+    # The statement would import __future__ on every call; the flag keeps annotations unevaluated all the same.
+    source = b'"""Doc."""\nfrom __future__ import annotations\n\ndef f(x: Undefined) -> None:\n    pass\n'
+    code = codetable.compiled(source, "m.py")
+    assert "__future__" not in code.co_names
+    namespace: dict[str, object] = {}
+    exec(code, namespace)
+    assert namespace["__doc__"] == "Doc."
+    function: Any = namespace["f"]
+    assert function.__annotations__ == {"x": "Undefined", "return": "None"}
