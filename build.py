@@ -244,6 +244,7 @@ def rewrite_main(
     archive, the ``__pycache__`` of ``site`` for an extracting one. Every member is written once.
     """
     tmp = target.with_name(target.name + ".tmp")
+    placed: dict[str, tuple[int, bytes]] = {}  # code table -> where its blob's digest is, the digest
     with zipfile.ZipFile(source) as src, tmp.open("wb") as out:
         env = json.loads(src.read("environment.json"))
         entry = tuple(env["entry_point"].split(":", 1))
@@ -271,16 +272,45 @@ def rewrite_main(
                     dst.writestr(info, src.read(info))
             if not extract:
                 add(START_MEMBER, boot_source("stub"))
-                # Stored, not deflated: a call reads its interpreter's table whole, and inflating costs more
-                # than the bytes. Only an interpreter without its code table reads the sources: they may be.
+                # Only an interpreter without its code table reads the sources: they may be deflated.
                 for member, data in sorted((tables or {}).items()):
-                    sources = member == "_code/sources.marshal"
-                    add(member, data, zipfile.ZIP_DEFLATED if sources else zipfile.ZIP_STORED)
+                    if member.endswith(".marshal") and member != "_code/sources.marshal":
+                        placed[member] = add_code_table(dst, member, data)
+                    else:
+                        add(
+                            member,
+                            data,
+                            zipfile.ZIP_DEFLATED if member == "_code/sources.marshal" else zipfile.ZIP_STORED,
+                        )
             for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
+    with tmp.open("rb") as written:  # each index points at its blob in the file as written
+        for member, (at, digest) in placed.items():
+            written.seek(at)
+            if written.read(len(digest)) != digest:
+                raise SystemExit(f"build.py: {member}: the blob is not where its index says ({at})")
     tmp.chmod(0o755)
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
+
+
+def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple[int, bytes]:
+    """A code table as two stored members: its blob of code (``.code``), then the index (``member``) that
+    names where each module's code lies in the file, which is known once the blob is written. Returns where
+    the blob starts and its digest, for the check after writing."""
+    from resource_extend.boot.codetable import DIGEST, index_member, layout
+    from resource_extend.boot.start import FORMAT
+
+    magic, blob, index = layout(table)
+    info = zipfile.ZipInfo(member.removesuffix(".marshal") + ".code", (1980, 1, 1, 0, 0, 0))
+    info.external_attr = 0o644 << 16
+    archive.writestr(info, blob, compress_type=zipfile.ZIP_STORED)
+    at = info.header_offset + len(info.FileHeader())
+    data = index_member(FORMAT, magic, blob, index, at)
+    info = zipfile.ZipInfo(member, (1980, 1, 1, 0, 0, 0))
+    info.external_attr = 0o644 << 16
+    archive.writestr(info, data, compress_type=zipfile.ZIP_STORED)
+    return at, blob[:DIGEST]
 
 
 def running_on(python: str | None = None) -> tuple[str, str, str]:

@@ -113,14 +113,14 @@ def test_the_build_carries_a_code_table_for_every_supported_python_it_found(plug
         f"_code/cpython-{m.replace('.', '')}{kind}"
         for m in SUPPORTED_MINORS
         if INTERPRETERS[m]
-        for kind in (".marshal", ".start")
+        for kind in (".marshal", ".code", ".start")
     }
     assert found <= tables, found - tables
 
 
 def without_table(exe: str, minor: str, out: Path) -> str:
     """A copy of ``exe`` without the code table and start of ``minor``: what a build that did not find it makes."""
-    drop = {f"_code/cpython-{minor.replace('.', '')}{kind}" for kind in (".marshal", ".start")}
+    drop = {f"_code/cpython-{minor.replace('.', '')}{kind}" for kind in (".marshal", ".code", ".start")}
     shebang = Path(exe).read_bytes().partition(b"\n")[0] + b"\n"
     with zipfile.ZipFile(exe) as src, out.open("wb") as handle:
         handle.write(shebang)

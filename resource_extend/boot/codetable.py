@@ -90,6 +90,37 @@ def compile_table(site: str, header: bytes) -> bytes:
     return marshal.dumps((header, external.MAGIC_NUMBER, modules))
 
 
+DIGEST = 16  # bytes of sha256 that open a code table's blob
+
+
+def layout(table: bytes) -> "tuple[bytes, bytes, dict[str, tuple[bool, int, int]]]":
+    """A code table (``compile_table``) as the archive holds it: (magic number, blob, index).
+
+    The blob is a digest of the code (``DIGEST`` bytes), then every module's marshalled code back to back;
+    the index gives each module its package flag, offset in the blob and length. A call reads the index
+    whole and, from the blob, only the modules it imports (start.py). The digest lets it check that the
+    file it reads is the one whose index it read.
+    """
+    import hashlib
+
+    _, magic, modules = marshal.loads(table)
+    parts, index, offset = [], {}, DIGEST
+    for name in sorted(modules):
+        package, code = modules[name]
+        index[name] = (package, offset, len(code))
+        parts.append(code)
+        offset += len(code)
+    body = b"".join(parts)
+    return magic, hashlib.sha256(body).digest()[:DIGEST] + body, index
+
+
+def index_member(header: bytes, magic: bytes, blob: bytes, index: "dict[str, tuple[bool, int, int]]", at: int) -> bytes:
+    """The index member of a code table whose blob starts at byte ``at`` of the archive file, as start.py reads
+    it: (format, magic number, where the digest is, the digest, name -> (package, offset in the file, length))."""
+    placed = {name: (package, at + offset, length) for name, (package, offset, length) in index.items()}
+    return marshal.dumps((header, magic, at, blob[:DIGEST], placed))
+
+
 def start_member(source: bytes, filename: str) -> bytes:
     """The start compiled by this interpreter, as the stub reads it: (magic number, marshalled code). The
     stub checks the magic number before it unmarshals the code: a pre-release of the same minor shares the

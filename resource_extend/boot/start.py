@@ -14,6 +14,7 @@ looked up file by file in the archive.
 """
 
 import marshal
+import posix  # os's C half, loaded by every interpreter at start-up (os itself is not)
 import sys
 
 TYPE_CHECKING = False
@@ -27,7 +28,7 @@ ENTRY = ("plugins.gpu", "main")  # build.py writes the executable's entry point 
 # (the schemas) are members under it.
 SOURCES = "site-packages"
 OLDEST = (3, 9)
-FORMAT = b"resource-extend code table 1"  # the first item of every table (boot/codetable.py writes it)
+FORMAT = b"resource-extend code table 2"  # the first item of every table (boot/codetable.py writes it)
 
 
 def verb_of(args: "list[str]") -> str:
@@ -65,28 +66,58 @@ def refuse_if_too_old(prog: str, args: "list[str]") -> None:
         sys.exit(128)
 
 
-def table(importer: "object", name: str, magic: "object") -> "dict[str, tuple[bool, bytes]] | None":
-    """The modules of a table, or None when it is missing, spoiled or another interpreter's."""
+def code_table(importer: "object", archive: str, name: str, magic: "object") -> "CodeTable | None":
+    """This interpreter's code table: its index (member ``name``) read whole, its code read from the archive
+    module by module as they are imported; None when it is missing, spoiled or another interpreter's.
+
+    The blob of code is a member of its own, stored; the index names where each module lies in the file.
+    A call so reads the ~350 KB it imports instead of every module's code (~1 MB).
+    """
     try:
-        header, table_magic, modules = marshal.loads(importer.get_data(name))  # type: ignore[attr-defined]
+        header, table_magic, at, digest, modules = marshal.loads(importer.get_data(name))  # type: ignore[attr-defined]
     except Exception:  # missing (OSError), or not a table of this format
         return None
-    return modules if header == FORMAT and table_magic == magic and isinstance(modules, dict) else None
+    if header != FORMAT or table_magic != magic or not isinstance(modules, dict):
+        return None
+    fd = posix.open(archive, posix.O_RDONLY | posix.O_CLOEXEC)
+    if posix.pread(fd, len(digest), at) != digest:
+        # zipimport read the directory of another file: this path was replaced (an upgrade) since.
+        posix.close(fd)
+        sys.stderr.write(
+            "%s: the file changed while the call started (replaced by an upgrade?): run it again\n" % archive
+        )
+        sys.stderr.flush()
+        sys.exit(128)
+    return CodeTable(archive, modules, fd)
+
+
+def source_table(importer: "object", archive: str) -> "CodeTable | None":
+    """The table of sources, for an interpreter the build did not compile for; None when it is missing."""
+    try:
+        header, kind, modules = marshal.loads(importer.get_data("_code/sources.marshal"))  # type: ignore[attr-defined]
+    except Exception:
+        return None
+    if header != FORMAT or kind != b"source" or not isinstance(modules, dict):
+        return None
+    return CodeTable(archive, modules)
 
 
 class CodeTable:
-    """A finder and loader on ``sys.meta_path`` for the modules of one table: name -> (is a package, the
-    module's marshalled code object, or its source when ``compiled`` is False).
+    """A finder and loader on ``sys.meta_path`` for the modules of one table.
+
+    ``modules`` maps a name to (is a package, where its marshalled code lies in the archive file ``fd``:
+    offset, length), or, without ``fd``, to (is a package, its source), which is compiled as it is imported.
 
     Modules keep the paths they would have had from zipimport (``__file__`` under the archive's
     ``site-packages/``), so code that finds files beside a module (validation.schema_dir) works the same;
     ``archive`` is the attribute zipimport's loader has for that.
     """
 
-    def __init__(self, archive: str, modules: "dict[str, tuple[bool, bytes]]", compiled: bool = True) -> None:
+    def __init__(self, archive: str, modules: "dict[str, Any]", fd: "int | None" = None) -> None:
         self.archive = archive
         self.modules = modules
-        self.compiled = compiled
+        self.fd = fd
+        self.compiled = fd is not None
         self.spec_type = _module_spec_type()  # type: Any
 
     def find_spec(self, name: str, path: "Sequence[str] | None" = None, target: "ModuleType | None" = None) -> "Any":
@@ -94,27 +125,33 @@ class CodeTable:
         if entry is None:
             return None
         package = entry[0]
-        base = self.archive + "/" + SOURCES + "/" + name.replace(".", "/")
-        origin = base + "/__init__.py" if package else base + ".py"
-        spec = self.spec_type(name, self, origin=origin, is_package=package)
-        spec.has_location = True  # so __file__ is set, as for a module from the archive's sources
+        spec = self.spec_type(name, self, is_package=package)
         if package:
-            spec.submodule_search_locations = [base]
+            spec.submodule_search_locations = [self.archive + "/" + SOURCES + "/" + name.replace(".", "/")]
+        # No origin on the spec: importlib would derive __cached__ from it, path by path, for every module
+        # (string work in Python on each import). exec_module sets __file__ itself.
         return spec
 
     def create_module(self, spec: object) -> None:
         return None  # the default module object
 
     def exec_module(self, module: "ModuleType") -> None:
-        payload = self.modules[module.__name__][1]
-        if self.compiled:
-            code = marshal.loads(payload)
+        name = module.__name__
+        entry = self.modules[name]
+        base = self.archive + "/" + SOURCES + "/" + name.replace(".", "/")
+        path = base + "/__init__.py" if entry[0] else base + ".py"
+        module.__file__ = path
+        if self.fd is None:
+            code = compile(entry[1], path, "exec", dont_inherit=True)
         else:
-            code = compile(payload, module.__spec__.origin or module.__name__, "exec", dont_inherit=True)  # type: ignore[union-attr]
+            data = posix.pread(self.fd, entry[2], entry[1])
+            if len(data) != entry[2]:
+                raise ImportError("%s: the archive is cut short at %s; rebuild it" % (self.archive, name), name=name)
+            code = marshal.loads(data)
         exec(code, module.__dict__)
 
     def is_package(self, name: str) -> bool:
-        return self.modules[name][0]
+        return bool(self.modules[name][0])
 
 
 def _module_spec_type() -> "Any":
@@ -138,17 +175,16 @@ def install(archive: str, importer: "object") -> bool:
     over the sources table; True when the code table serves."""
     tag = getattr(sys.implementation, "cache_tag", None)
     magic = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
-    code = table(importer, "_code/%s.marshal" % tag, magic) if tag and magic else None
-    if code is not None:
-        sys.meta_path.insert(0, CodeTable(archive, code))
-        return True
-    sources = table(importer, "_code/sources.marshal", b"source")
-    if sources is None:
+    table = code_table(importer, archive, "_code/%s.marshal" % tag, magic) if tag and magic else None
+    compiled = table is not None
+    if table is None:
+        table = source_table(importer, archive)
+    if table is None:
         sys.stderr.write("%s: the archive is damaged: it has no code table; rebuild it\n" % archive)
         sys.stderr.flush()
         sys.exit(128)
-    sys.meta_path.insert(0, CodeTable(archive, sources, compiled=False))
-    return False
+    sys.meta_path.insert(0, table)
+    return compiled
 
 
 def main(archive: str, importer: "object") -> None:

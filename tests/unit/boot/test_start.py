@@ -67,31 +67,70 @@ class Members:
         return self.members[name]
 
 
-def read(data: bytes, expected: object) -> dict[str, tuple[bool, bytes]] | None:
-    return start.table(Members({"t": data}), "t", expected)
+def placed(tmp_path: Path, table: bytes, header: bytes = start.FORMAT) -> tuple[str, Members]:
+    """An archive file holding the code table's blob after some other bytes, and its index member."""
+    magic_number, blob, index = codetable.layout(table)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    archive = tmp_path / "resource-x"
+    archive.write_bytes(b"#!shebang and other members\n" + blob)
+    at = archive.stat().st_size - len(blob)
+    member = codetable.index_member(header, magic_number, blob, index, at)
+    return str(archive), Members(
+        {"t": member, "_code/sources.marshal": codetable.source_table(str(tmp_path / "no-site"), header)}
+    )
+
+
+def read(tmp_path: Path, table: bytes, expected: object) -> start.CodeTable | None:
+    archive, members = placed(tmp_path, table)
+    return start.code_table(members, archive, "t", expected)
 
 
 def test_a_table_holds_every_importable_module_once_with_its_package_flag(tmp_path: Path) -> None:
-    modules = read(codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT), magic())
-    assert modules is not None
-    assert {name: package for name, (package, _) in modules.items()} == {
+    table = read(tmp_path, codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT), magic())
+    assert table is not None and table.compiled
+    assert {name: entry[0] for name, entry in table.modules.items()} == {
         "pkg": True,
         "pkg.sub": True,
         "pkg.sub.leaf": False,
     }
-    sources = read(codetable.source_table(str(site_tree(tmp_path / "b")), start.FORMAT), b"source")
-    assert sources is not None and sources.keys() == modules.keys()
-    assert sources["pkg"] == (True, b"VALUE = 'package'\n")
+    sources = start.source_table(
+        Members({"_code/sources.marshal": codetable.source_table(str(site_tree(tmp_path / "b")), start.FORMAT)}), "/a"
+    )
+    assert sources is not None and not sources.compiled and sources.modules.keys() == table.modules.keys()
+    assert sources.modules["pkg"] == (True, b"VALUE = 'package'\n")
+
+
+def test_the_blob_holds_each_modules_code_where_the_index_says(tmp_path: Path) -> None:
+    code = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
+    _, blob, index = codetable.layout(code)
+    expected = marshal.loads(code)[2]
+    assert index.keys() == expected.keys()
+    for name, (package, offset, length) in index.items():
+        assert (package, blob[offset : offset + length]) == expected[name]
 
 
 def test_a_table_from_another_interpreter_or_another_format_is_not_used(tmp_path: Path) -> None:
     data = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    assert read(data, b"\x00\x00\r\n") is None  # another minor's magic number
-    other = codetable.compile_table(str(site_tree(tmp_path / "b")), b"resource-extend code table 0")
-    assert read(other, magic()) is None
-    assert read(b"not marshal", magic()) is None
-    assert read(marshal.dumps(("a", "b")), magic()) is None
-    assert start.table(Members({}), "missing", magic()) is None
+    assert read(tmp_path / "a", data, b"\x00\x00\r\n") is None  # another minor's magic number
+    archive, members = placed(tmp_path / "b", data, b"resource-extend code table 0")
+    assert start.code_table(members, archive, "t", magic()) is None
+    assert start.code_table(Members({"t": b"not marshal"}), archive, "t", magic()) is None
+    assert start.code_table(Members({"t": marshal.dumps(("a", "b"))}), archive, "t", magic()) is None
+    assert start.code_table(Members({}), archive, "missing", magic()) is None
+
+
+def test_an_archive_replaced_after_its_index_was_read_fails_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # zipimport read the directory (and so the index) of the old file; the start then opens the new one.
+    archive, members = placed(tmp_path, codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT))
+    Path(archive).write_bytes(b"an upgraded build" * 100)
+    with pytest.raises(SystemExit) as exit_:
+        start.code_table(members, archive, "t", magic())
+    assert exit_.value.code == 128
+    assert capsys.readouterr().err == (
+        f"{archive}: the file changed while the call started (replaced by an upgrade?): run it again\n"
+    )
 
 
 def test_a_module_the_interpreter_cannot_compile_fails_the_build_naming_it(tmp_path: Path) -> None:
@@ -115,31 +154,35 @@ def clean_imports() -> Iterator[None]:
 def test_modules_import_from_either_table_with_the_paths_they_have_in_the_archive(
     compiled: bool, tmp_path: Path
 ) -> None:
-    make = codetable.compile_table if compiled else codetable.source_table
-    modules = read(make(str(site_tree(tmp_path)), start.FORMAT), magic() if compiled else b"source")
-    assert modules is not None
-    table = start.CodeTable("/opt/plugins/resource-x", modules, compiled=compiled)
+    if compiled:
+        table = read(tmp_path, codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT), magic())
+    else:
+        sources = codetable.source_table(str(site_tree(tmp_path)), start.FORMAT)
+        table = start.source_table(Members({"_code/sources.marshal": sources}), str(tmp_path / "resource-x"))
+    assert table is not None
     sys.meta_path.insert(0, table)
     import pkg.sub.leaf  # type: ignore[import-not-found]
 
+    archive = str(tmp_path / "resource-x")
     assert pkg.sub.leaf.LEAF == "package leaf"
-    assert pkg.sub.leaf.__file__ == "/opt/plugins/resource-x/site-packages/pkg/sub/leaf.py"
-    assert pkg.__path__ == ["/opt/plugins/resource-x/site-packages/pkg"]
-    assert pkg.sub.leaf.__loader__ is table and table.archive == "/opt/plugins/resource-x"
+    assert pkg.sub.leaf.__file__ == f"{archive}/site-packages/pkg/sub/leaf.py"
+    assert pkg.__file__ == f"{archive}/site-packages/pkg/__init__.py"
+    assert pkg.__path__ == [f"{archive}/site-packages/pkg"]
+    assert pkg.sub.leaf.__loader__ is table and table.archive == archive
     assert table.find_spec("json") is None  # anything else is left to the other finders
 
 
 @pytest.mark.usefixtures("clean_imports")
 def test_install_serves_this_interpreters_code_table_and_else_the_sources(tmp_path: Path) -> None:
-    code = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
+    archive, members = placed(tmp_path, codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT))
     sources = codetable.source_table(str(site_tree(tmp_path / "b")), start.FORMAT)
     tag = sys.implementation.cache_tag
-    both = Members({f"_code/{tag}.marshal": code, "_code/sources.marshal": sources})
-    assert start.install("/a/resource-x", both) is True
+    both = Members({f"_code/{tag}.marshal": members.members["t"], "_code/sources.marshal": sources})
+    assert start.install(archive, both) is True
     assert isinstance(sys.meta_path[0], start.CodeTable) and sys.meta_path[0].compiled
     sys.meta_path.pop(0)
-    other_minor = Members({"_code/cpython-30.marshal": code, "_code/sources.marshal": sources})
-    assert start.install("/a/resource-x", other_minor) is False
+    other_minor = Members({"_code/cpython-30.marshal": members.members["t"], "_code/sources.marshal": sources})
+    assert start.install(archive, other_minor) is False
     assert isinstance(sys.meta_path[0], start.CodeTable) and not sys.meta_path[0].compiled
 
 
