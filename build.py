@@ -19,10 +19,12 @@ checks no other user can write.
 from __future__ import annotations
 
 import argparse
+import ast
 import compileall
 import datetime
 import importlib.machinery
 import json
+import marshal
 import os
 import py_compile
 import re
@@ -166,7 +168,23 @@ def generated(code: str) -> str:
         code = code.replace("import re\n", "from resource_extend.schemaerror import LazyPatterns\n", 1)
         if re.search(r"^\s*re\.|[^.\w]re\.", code, re.MULTILINE):
             raise SystemExit("build.py: the generated code uses re beyond REGEX_PATTERNS; update build.py")
-    return header + code + f"\n\nvalidate = {entry.group(1)}\n"
+    return header + without_definitions(code) + f"\n\nvalidate = {entry.group(1)}\n"
+
+
+def without_definitions(code: str) -> str:
+    """The generated code with every ``definition=`` argument of a raise made ``None``.
+
+    Each raise carries the schema fragment it checked as a dict display, which nothing reads (a failure
+    line names the path, the rule and the value: validation.describe), and those constants are half of
+    what a call spends unmarshalling its two validators.
+    """
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == "definition":
+                    keyword.value = ast.Constant(None)
+    return ast.unparse(tree) + "\n"
 
 
 def git_revision() -> str:
@@ -376,9 +394,59 @@ def minor_of(tag: str) -> tuple[int, int]:
     return int(digits[0]), int(digits[1:])
 
 
+# Where every call of a plugin starts, besides its entry and manifest: the command line, config, JSON and schema
+# checks, and the store over the default transport (every verb but a handful reads a node). The start loads
+# their imports' closure before the entry runs (boot/start.py PRELOAD); a module no call needs would only
+# cost the calls that skip it, and tests/test_import_budget.py lists what a call may import.
+EVERY_CALL = (
+    "resource_extend.cli",
+    "resource_extend.config",
+    "resource_extend.yamlsubset",  # config files in the simple subset (the samples')
+    "resource_extend.schemaerror",  # what every compiled validator imports
+    "resource_extend.jsonio",
+    "resource_extend.validation",
+    "resource_extend.store",
+    "resource_extend.etcd.gateway",
+)
+# Imports the seeds on the staged tree and prints the site's modules in the order their imports completed.
+ORDER = """
+import importlib.machinery, sys
+site, seeds = sys.argv[1], sys.argv[2:]
+sys.path.insert(0, site)
+done = []
+
+class Recorder:
+    def find_spec(self, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and (spec.origin or "").startswith(site + "/"):
+            run = spec.loader.exec_module
+            def exec_module(module, run=run):
+                run(module)
+                done.append(module.__name__)
+            spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, Recorder())
+for seed in seeds:
+    __import__(seed)
+print(" ".join(done))
+"""
+
+
+def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
+    """The modules a call of ``plugin`` always imports, in the order their imports complete (what the start
+    preloads): the closure of the entry, the manifest and ``EVERY_CALL``."""
+    seeds = (f"plugins.{plugin}", "plugins", registry.manifest_module(plugin), *EVERY_CALL)
+    found = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", ORDER, str(site), *seeds], capture_output=True, text=True, check=True
+    )
+    return tuple(found.stdout.split())
+
+
 def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> dict[str, bytes]:
     """The ``_code/`` members: per interpreter, the code table of ``site`` and the start (``start``: the source
-    of boot/start.py with the build's constants), each compiled by that interpreter (boot/codetable.py); and
+    of boot/start.py with the build's constants, named by the interpreter's magic number), each compiled by
+    that interpreter (boot/codetable.py); and
     for any other interpreter, the table of the sources and the start's source."""
     sys.path.insert(0, str(ROOT))
     from resource_extend.boot.codetable import source_table
@@ -394,7 +462,8 @@ def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> 
         out = work / f"{site.name}-{tag}.marshal"
         sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source))
         members[f"_code/{tag}.marshal"] = out.read_bytes()
-        members[f"_code/{tag}.start"] = Path(f"{out}.start").read_bytes()
+        magic = marshal.loads(members[f"_code/{tag}.marshal"])[1]
+        members[f"_code/{magic.hex()}.start"] = Path(f"{out}.start").read_bytes()
         out.unlink()
         Path(f"{out}.start").unlink()
     source.unlink()
@@ -469,7 +538,7 @@ def build(
     for plugin in plugins:
         site = work / plugin
         stage(plugin, site, deps, extract, build_info=info)
-        start = boot_source("start", ENTRY=("plugins." + plugin, "main"))
+        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload_order(site, plugin))
         tables = {} if extract else code_tables(site, pythons or {}, work, start)
         target = out / f"resource-{plugin}"
         zipapp(plugin, site, work, target, extract, python, tables)

@@ -55,6 +55,20 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
         sys.path.remove(str(root))
 
 
+def test_the_compiled_validators_carry_no_schema_fragment_in_their_raises(
+    compiled: dict[tuple[str, str, str], Pair],
+) -> None:
+    # Nothing reads an exception's definition; as constants they were half of a call's unmarshalling.
+    from resource_extend.schemaerror import JsonSchemaValueException
+
+    fast, _ = compiled[("gpu", "add-node", "request")]
+    with pytest.raises(JsonSchemaValueException) as raised:
+        fast({"resource": {"prod_count_map": {"a": 1.5}}})
+    assert raised.value.definition is None and raised.value.rule
+    module = sys.modules[fast.__module__]
+    assert module.__file__ is not None and "definition={" not in Path(module.__file__).read_text()
+
+
 def verdicts(pair: Pair, document: Any) -> tuple[bool, bool]:
     fast, reference = pair
     try:

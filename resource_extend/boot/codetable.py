@@ -122,11 +122,10 @@ def index_member(header: bytes, magic: bytes, blob: bytes, index: "dict[str, tup
 
 
 def start_member(source: bytes, filename: str) -> bytes:
-    """The start compiled by this interpreter, as the stub reads it: (magic number, marshalled code). The
-    stub checks the magic number before it unmarshals the code: a pre-release of the same minor shares the
-    cache tag, not the bytecode."""
-    code = compile(source, filename, "exec", dont_inherit=True, optimize=0)
-    return marshal.dumps((sys.modules["_frozen_importlib_external"].MAGIC_NUMBER, marshal.dumps(code)))
+    """The start compiled by this interpreter, as the stub reads it from ``_code/<magic number in hex>.start``:
+    the member's name, not its content, says which bytecode it holds, so the stub unmarshals only code of
+    its own (a pre-release of a minor shares the cache tag, not the bytecode)."""
+    return marshal.dumps(compile(source, filename, "exec", dont_inherit=True, optimize=0))
 
 
 def source_table(site: str, header: bytes) -> bytes:

@@ -129,7 +129,8 @@ def test_an_archive_replaced_after_its_index_was_read_fails_in_one_line(
         start.code_table(members, archive, "t", magic())
     assert exit_.value.code == 128
     assert capsys.readouterr().err == (
-        f"{archive}: the file changed while the call started (replaced by an upgrade?): run it again\n"
+        f"{archive}: the code is not where the archive's index says: run the call again if an upgrade replaced"
+        " the file, else rebuild it (an archive must not be repacked)\n"
     )
 
 
@@ -178,11 +179,11 @@ def test_install_serves_this_interpreters_code_table_and_else_the_sources(tmp_pa
     sources = codetable.source_table(str(site_tree(tmp_path / "b")), start.FORMAT)
     tag = sys.implementation.cache_tag
     both = Members({f"_code/{tag}.marshal": members.members["t"], "_code/sources.marshal": sources})
-    assert start.install(archive, both) is True
+    assert start.install(archive, both) is sys.meta_path[0]
     assert isinstance(sys.meta_path[0], start.CodeTable) and sys.meta_path[0].compiled
     sys.meta_path.pop(0)
     other_minor = Members({"_code/cpython-30.marshal": members.members["t"], "_code/sources.marshal": sources})
-    assert start.install(archive, other_minor) is False
+    assert start.install(archive, other_minor) is sys.meta_path[0]
     assert isinstance(sys.meta_path[0], start.CodeTable) and not sys.meta_path[0].compiled
 
 
@@ -193,11 +194,9 @@ def test_an_archive_without_any_table_fails_in_one_line(capsys: pytest.CaptureFi
     assert capsys.readouterr().err == "/a/resource-x: the archive is damaged: it has no code table; rebuild it\n"
 
 
-def test_the_start_member_carries_its_interpreters_magic_number_and_code() -> None:
-    magic_number, code = marshal.loads(codetable.start_member(b"VALUE = 1\n", "start.py"))
-    assert magic_number == magic()
+def test_the_start_member_is_the_starts_code_compiled_by_this_interpreter() -> None:
     namespace: dict[str, object] = {}
-    exec(marshal.loads(code), namespace)
+    exec(marshal.loads(codetable.start_member(b"VALUE = 1\n", "start.py")), namespace)
     assert namespace["VALUE"] == 1
 
 
@@ -211,3 +210,37 @@ def test_annotations_future_import_becomes_a_flag_and_no_import(tmp_path: Path) 
     assert namespace["__doc__"] == "Doc."
     function: Any = namespace["f"]
     assert function.__annotations__ == {"x": "Undefined", "return": "None"}
+
+
+@pytest.mark.usefixtures("clean_imports")
+def test_preload_loads_modules_as_import_would_and_leaves_the_rest_to_import(tmp_path: Path) -> None:
+    table = read(tmp_path, codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT), magic())
+    assert table is not None
+    sys.meta_path.insert(0, table)
+    # A module whose parent is not loaded yet ("pkg.sub" before "pkg") and one not in the table are skipped.
+    table.preload(["pkg.sub", "pkg", "json"])
+    assert "pkg" in sys.modules and "pkg.sub" not in sys.modules
+    table.preload(["pkg.sub", "pkg.sub.leaf"])
+    leaf: Any = sys.modules["pkg.sub.leaf"]
+    assert leaf.LEAF == "package leaf"
+    assert leaf.__loader__ is table and leaf.__package__ == "pkg.sub" and leaf.__spec__.name == "pkg.sub.leaf"
+    assert leaf.__file__ == f"{tmp_path}/resource-x/site-packages/pkg/sub/leaf.py"
+    assert sys.modules["pkg"].__path__ == [f"{tmp_path}/resource-x/site-packages/pkg"]
+    assert sys.modules["pkg"].__package__ == "pkg"
+    assert sys.modules["pkg.sub"].leaf is leaf  # bound in its parent, as importlib binds it
+    import pkg.sub.leaf  # noqa: F401  (already loaded: the same module)
+
+    assert sys.modules["pkg.sub.leaf"] is leaf
+
+
+@pytest.mark.usefixtures("clean_imports")
+def test_a_preloaded_module_that_fails_is_not_left_half_loaded(tmp_path: Path) -> None:
+    site = site_tree(tmp_path)
+    (site / "pkg" / "broken.py").write_text("raise RuntimeError('no')\n")
+    table = read(tmp_path, codetable.compile_table(str(site), start.FORMAT), magic())
+    assert table is not None
+    sys.meta_path.insert(0, table)
+    with pytest.raises(RuntimeError, match="no"):
+        table.preload(["pkg", "pkg.broken"])
+    assert "pkg.broken" not in sys.modules and not hasattr(sys.modules["pkg"], "broken")
+    sys.modules.pop("pkg.broken", None)
