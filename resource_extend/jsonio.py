@@ -193,19 +193,12 @@ def loads(
 MOST_NESTED = 500
 
 
-# Counting a text's brackets costs ~0.6 ns a character, walking its value ~40 ns a list or object. A longer
-# text is walked: an etcd reply of 128 records is ~120 KB, mostly base64 strings, and ~130 containers.
-_COUNTED = 4096
-
-
 def _not_too_deep(text: str | bytes, value: Any) -> Any:
     """``value``, read from ``text``, unless it nests lists and objects more than MOST_NESTED deep (a
-    ValueError). Only a text holding that many brackets can, so most short texts pay two counts; a long
-    one is walked at once (the walk alone decides, the count only spares it)."""
-    if len(text) <= _COUNTED:
-        brackets = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
-        if brackets <= MOST_NESTED:
-            return value
+    ValueError). Only a text holding that many brackets can, so most texts pay two counts."""
+    brackets = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if brackets <= MOST_NESTED:
+        return value
     level = [value] if isinstance(value, (dict, list)) else []
     for _ in range(MOST_NESTED):  # level k+1 holds the containers nested k deep in the top one
         level = [

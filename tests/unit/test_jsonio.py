@@ -405,40 +405,6 @@ def test_many_brackets_that_nest_shallowly_read() -> None:
     assert len(jsonio.loads(text)["nodes"]) == 5000
 
 
-def _counted_then_walked(text: str, value: object) -> object:
-    """``_not_too_deep`` as it was for every text: count the brackets, walk only past MOST_NESTED."""
-    if text.count("[") + text.count("{") <= jsonio.MOST_NESTED:
-        return value
-    return jsonio._not_too_deep("x" * (jsonio._COUNTED + 1), value)  # a long text: the walk alone
-
-
-@given(
-    depth=st.integers(1, jsonio.MOST_NESTED + 3),
-    width=st.integers(0, 600),
-    pad=st.sampled_from([0, jsonio._COUNTED]),
-)
-def test_a_long_text_walked_at_once_gets_the_count_first_verdict(depth: int, width: int, pad: int) -> None:
-    # A long text (an etcd reply of many records) skips the count and is walked; the verdict must be the
-    # count's: nested too deeply exactly past MOST_NESTED, however many brackets nest shallowly beside.
-    text = (
-        '{"pad":"' + "A" * pad + '","wide":[' + ",".join(["{}"] * width) + '],"deep":' + "[" * depth + "]" * depth + "}"
-    )
-    value = jsonio.loads(text) if depth <= jsonio.MOST_NESTED else None
-
-    def verdict(check: Callable[[], object]) -> object:
-        try:
-            return check()
-        except ValueError as exc:
-            return str(exc)
-
-    import json
-
-    parsed = json.loads(text)
-    assert verdict(lambda: jsonio._not_too_deep(text, parsed)) == verdict(lambda: _counted_then_walked(text, parsed))
-    if value is not None:
-        assert value == parsed
-
-
 @given(st.lists(st.text(alphabet=st.sampled_from('ab<>&\u2028\u2029\\"é'), max_size=6), max_size=5))
 def test_a_rendered_answer_is_escaped_exactly_when_it_holds_a_character_go_escapes(texts: list[str]) -> None:
     rendered = jsonio.Rendered()
