@@ -55,8 +55,9 @@ def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
 def node_head(pod: str, node: str) -> tuple[str, str]:
     """The JSON text every row of a node starts its labels and its key with, both left open for the plugin:
     ``"labels":["<pod>","<node>"`` and ``"key":"core.node.<node, dots as _>.``."""
-    labels = '"labels":[' + encode_basestring(pod) + "," + encode_basestring(node)
-    return labels, '"key":"core.node.' + encode_basestring(node.replace(".", "_"))[1:-1] + "."
+    name = encode_basestring(node)
+    # Replacing the dots after escaping is the same text: escaping leaves dots alone and writes none.
+    return f'"labels":[{encode_basestring(pod)},{name}', f'"key":"core.node.{name[1:-1].replace(".", "_")}.'
 
 
 def json_string(text: str) -> str:

@@ -23,14 +23,35 @@ def describe(record: type[CountedRecord]) -> list[MetricDescription]:
 
 def render_rows(rows: Rendered, pod: str, node: str, record: CountedRecord) -> None:
     """Two rows per product the node has, capacity then used, products in name order; labels
-    ``[pod, node, product]``, keys ``core.node.<node>.<name>.<product>.capacity`` and ``….used``."""
+    ``[pod, node, product]``, keys ``core.node.<node>.<name>.<product>.capacity`` and ``….used``.
+
+    A product's fixed texts are written once per answer (``rows.parts``): a cluster has few models."""
     labels, key = node_head(pod, node)
-    usage, metric = record.usage or {}, record.NAME
+    usage, parts = record.usage or {}, rows.parts
     for product, count in sorted((record.capacity or {}).items()):
-        name = json_string(product)
-        start = f"{labels},{name}],{key}{metric}.{name[1:-1]}"
-        capacity = f'{{"name":"{metric}_capacity",{start}.capacity","value":"{count}"}}'
-        used = f'{{"name":"{metric}_used",{start}.used","value":"{usage.get(product, 0)}"}}'
+        fixed = parts.get(product)
+        if fixed is None:
+            fixed = parts[product] = _product_parts(record.NAME, product)
+        head, middle, capacity_tail, used_head, used_tail = fixed
+        if rows.samples:
+            rows.items.append(
+                f'{head}{labels}{middle}{key}{capacity_tail}{count}"}},'
+                f'{used_head}{labels}{middle}{key}{used_tail}{usage.get(product, 0)}"}}'
+            )
+            continue
+        capacity = f'{head}{labels}{middle}{key}{capacity_tail}{count}"}}'
+        used = f'{used_head}{labels}{middle}{key}{used_tail}{usage.get(product, 0)}"}}'
         rows.items += (capacity, used)
-        if not rows.samples:
-            rows.samples.update({f"{metric}_capacity": capacity, f"{metric}_used": used})
+        rows.samples.update({f"{record.NAME}_capacity": capacity, f"{record.NAME}_used": used})
+
+
+def _product_parts(metric: str, product: str) -> tuple[str, str, str, str, str]:
+    """What a product's two rows hold besides the node's labels and key and the counts."""
+    name = json_string(product)
+    return (
+        f'{{"name":"{metric}_capacity",',
+        f",{name}],",
+        f'{metric}.{name[1:-1]}.capacity","value":"',
+        f'{{"name":"{metric}_used",',
+        f'{metric}.{name[1:-1]}.used","value":"',
+    )

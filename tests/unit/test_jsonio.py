@@ -403,3 +403,26 @@ def test_many_brackets_that_nest_shallowly_read() -> None:
     text = '{"nodes":[' + ",".join(['{"a":[1]}'] * 5000) + "]}"
     assert len(jsonio.loads_request(text.encode())["nodes"]) == 5000
     assert len(jsonio.loads(text)["nodes"]) == 5000
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from('ab<>&\u2028\u2029\\"é'), max_size=6), max_size=5))
+def test_a_rendered_answer_is_escaped_exactly_when_it_holds_a_character_go_escapes(texts: list[str]) -> None:
+    rendered = jsonio.Rendered()
+    rendered.items += [jsonio.compact(text) for text in texts]
+    assert jsonio.dumps(rendered) == rendered.text().translate(jsonio._GO_ESCAPES)
+    assert jsonio.dumps(rendered) == jsonio.dumps(texts)
+
+
+@given(st.text(alphabet=st.sampled_from('ab\\ud800\\uDC00\\u0041"'), max_size=40))
+def test_a_record_reads_its_surrogate_escapes_alike_whether_or_not_it_holds_other_backslashes(body: str) -> None:
+    import json
+
+    data = json.dumps({"k": body}).encode()  # every backslash of ``body`` escaped: any text as a string
+    raw = b'{"k":"' + body.encode() + b'"}'  # ``body``'s escapes as escapes: read, or refused, as json reads it
+    assert jsonio.load_document(data) == {"k": body}
+    try:
+        expected: object = json.loads(raw)
+    except ValueError:
+        return
+    got = jsonio.load_document(raw)
+    assert got == {"k": "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in expected["k"])}  # type: ignore[index]
