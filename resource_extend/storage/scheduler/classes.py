@@ -76,7 +76,7 @@ class ClassifiedRequest:
         destinations = [binding.destination for binding in (*self.normal, *self.mono, *self.unlimited)]
         self.distinct_destinations = len(set(destinations)) == len(destinations)
         # Bytes one normal plan takes from the volumes; 0 (no shortcut) when a size could give some back.
-        sizes = [binding.size for binding in self.normal]
+        sizes = self.normal_sizes = [binding.size for binding in self.normal]
         self.normal_size_per_plan = sum(sizes) if all(size >= 0 for size in sizes) else 0
         # Nothing in the normal enumeration draws quota: placement depends on bytes alone
         # (enumeration.place_sizes).

@@ -34,20 +34,20 @@ class Host:
         self.capacity_disks = capacity_disks or ()  # for explain's "300 of 1000 left"
         self.quotas: Quotas = [list(disk.quota) for disk in self.disks]
         self.free: dict[str, int] = {}
-        used: list[str] = []
-        unused: list[str] = []
+        used: list[tuple[int, str]] = []
+        unused: list[tuple[int, str]] = []
         usage_volumes = usage_volumes or {}
         for device, size in (capacity_volumes or {}).items():
             taken = usage_volumes.get(device, 0)
-            self.free[device] = size - taken
-            (unused if taken == 0 else used).append(device)
-        # The lists keep their order from here on: promotion appends, realloc changes sizes in place.
-        self.used = sorted(used, key=self._order)
-        self.unused = sorted(unused, key=self._order)
+            left = self.free[device] = size - taken
+            (unused if taken == 0 else used).append((left, device))
+        # By (free, name), names being distinct. The lists keep their order from here on: promotion
+        # appends, realloc changes sizes in place.
+        used.sort()
+        unused.sort()
+        self.used = [device for _, device in used]
+        self.unused = [device for _, device in unused]
         self._disk_at: dict[str, int | None] = {}
-
-    def _order(self, device: str) -> tuple[int, str]:
-        return (self.free[device], device)
 
     def disk_at(self, path: str) -> int | None:
         """Index of the disk covering ``path`` (mounts never change, so the answer is cached)."""
