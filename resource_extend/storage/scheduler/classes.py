@@ -85,6 +85,9 @@ class ClassifiedRequest:
             and all(size >= 0 for size in sizes)
             and not any(any(binding.quota) for binding in self.normal)
         )
+        # A pass charges quota in the normal enumeration unless it is sizes-only, for mounts when there
+        # are only mounts, and for monopoly groups that draw IOPS.
+        self.charges_nothing = bool(self.normal) and self.sizes_only and not self.mono_needs_iops
 
     def normal_bound(self, bound: int, unused: int) -> int:
         """How far a pass enumerates normal plans (spec §3.7), exactly as the reference bounds it.

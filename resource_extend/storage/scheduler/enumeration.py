@@ -111,7 +111,7 @@ def place_sizes(
     """
     sizes = request.normal_sizes
     used = host.used
-    if any(min(quota) < 0 for quota in quotas):
+    if min(map(min, quotas), default=0) < 0:
         used = [device for device in used if ZERO.fits(quota_of(quotas, host.disk_at(device)))]
     free = {device: host.free[device] for device in used}
     smallest, whole = sizes[0], request.normal_size_per_plan  # sizes ascend, as classify_bindings sorts them

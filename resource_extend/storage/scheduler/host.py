@@ -29,8 +29,9 @@ class Host:
         usage_volumes = None if usage is None else usage.volumes
         capacity_disks = None if capacity is None else capacity.disks
         usage_disks = None if usage is None else usage.disks
-        # Only device and mounts of these disks are read; quotas live in ``quotas``.
-        self.disks = disks_sub(capacity_disks or (), usage_disks or ())
+        # Only device and mounts of these disks are read, never changed (quotas live in ``quotas``): without
+        # usage disks to subtract, the record's own disks serve.
+        self.disks = disks_sub(capacity_disks or (), usage_disks) if usage_disks else list(capacity_disks or ())
         self.capacity_disks = capacity_disks or ()  # for explain's "300 of 1000 left"
         self.quotas: Quotas = [list(disk.quota) for disk in self.disks]
         self.free: dict[str, int] = {}
@@ -108,7 +109,9 @@ class Host:
 
 
 def _index_of(disks: Sequence[Disk], disk: Disk) -> int:
-    return next(index for index, item in enumerate(disks) if item is disk)
+    # The last place it is at: ``disk_by_path`` lets the later of equally deep mounts win, so a disk object
+    # listed twice (the record's own list may repeat one) won at its last place.
+    return next(index for index in range(len(disks) - 1, -1, -1) if disks[index] is disk)
 
 
 def quota_of(quotas: Quotas, index: int | None) -> Sequence[int]:

@@ -79,7 +79,8 @@ def skip_futile_passes(host: Host, request: ClassifiedRequest, bound: int) -> No
 
 def run_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: int, keep: int, why: bool) -> Pass:
     # Scratch state: normal placement only changes used volumes, monopoly placement only unused ones.
-    quotas = [list(quota) for quota in host.quotas]
+    # A request that charges no quota in a pass (``ClassifiedRequest.charges_nothing``) reads the host's.
+    quotas = host.quotas if request.charges_nothing else [list(quota) for quota in host.quotas]
     result = Pass(why)
     if request.normal:
         if request.sizes_only:

@@ -33,7 +33,7 @@ from resource_extend.storage.scheduler.classes import ClassifiedRequest
 from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
 from resource_extend.storage.scheduler.host import Host, Quotas, charge, quota_of
 from resource_extend.storage.scheduler.outcome import Pass
-from resource_extend.storage.scheduler.passes import place_mono, skip_futile_passes
+from resource_extend.storage.scheduler.passes import place_mono, schedule, skip_futile_passes
 from resource_extend.storage.scheduler.placement import VolumeCount, volume_capacity, volume_plans
 from tests.support import examples
 
@@ -417,3 +417,29 @@ def test_skipping_futile_passes_promotes_what_one_at_a_time_promotion_does(
     skip_futile_passes(hosts[0], request, bound)
     _promote_one_at_a_time(hosts[1], request, bound)
     assert (hosts[0].used, hosts[0].unused) == (hosts[1].used, hosts[1].unused)
+
+
+def test_a_disk_object_listed_twice_schedules_as_two_copies_of_it() -> None:
+    # Without usage disks the host reads the record's own disk list, which an in-process caller may
+    # build with one object twice. A monopoly group is checked against the disk its path finds (the
+    # later of two equal mounts) but charged to the first disk of that device, as the reference
+    # subtracts by device: with copies /data1 still fits; so it must with the object repeated.
+    disk = Disk("/dev/vda", ["/data0", "/data1"], 100, 0, 0, 0)
+    volumes = {"/data0": TIB, "/data1": TIB}
+    bindings = [VolumeBinding.parse("AUTO:/m:rwm:1G:60:0:0:0")]
+    copied = volume_plans(on(volumes, {}, [disk, disk.copy()], []), bindings, 10)
+    repeated = volume_plans(on(volumes, {}, [disk, disk], []), bindings, 10)
+    assert len(copied) == 2
+    assert _render(repeated) == _render(copied)
+
+
+@SETTINGS
+@given(nodes(), requests(ALL_KINDS), bounds)
+def test_passes_leave_the_hosts_quota_as_it_was(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
+    # Each pass charges a scratch copy of the host's quota, except when it charges nothing at all
+    # (``ClassifiedRequest.charges_nothing``): then it reads the host's own, which must stay untouched
+    # for the next pass of the promotion loop.
+    host, request = Host(on(*node)), ClassifiedRequest(bindings)
+    before = [list(quota) for quota in host.quotas]
+    schedule(host, request, bound, keep=bound)
+    assert host.quotas == before
