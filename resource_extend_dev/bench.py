@@ -327,7 +327,7 @@ def in_process(table: Table, profile: bool) -> str:
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.disk import Disk
     from resource_extend.storage.record import NodeResource, StorageRecord
-    from resource_extend.storage.scheduler.placement import volume_capacity
+    from resource_extend.storage.scheduler.placement import VolumeCount, volume_capacity
 
     def on(volumes: dict[str, int], used: dict[str, int], disks: list[Disk], used_disks: list[Disk]) -> StorageRecord:
         return StorageRecord(NodeResource(volumes, disks), NodeResource(used, used_disks))
@@ -360,7 +360,9 @@ def in_process(table: Table, profile: bool) -> str:
     bindings = [VolumeBinding.parse(t) for t in STORAGE_REQUEST["volumes"]]
 
     def scale() -> int:
-        return sum(volume_capacity(on(*node), bindings, 10000) for node in nodes)
+        # As get-nodes-deploy-capacity runs it: the request classified once, then node after node.
+        count = VolumeCount(bindings)
+        return sum(count.capacity(on(*node), 10000) for node in nodes)
 
     seconds = []
     for _ in range(5):

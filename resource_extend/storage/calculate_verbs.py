@@ -14,7 +14,7 @@ from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS
-from resource_extend.storage.scheduler.workloads import deploy, node_deploy_capacity, node_deploy_limit, realloc
+from resource_extend.storage.scheduler.workloads import DeployCount, deploy, realloc
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
@@ -37,9 +37,7 @@ StorageCall = Call[StorageRecord]
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
     request = params.DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
     bound = call.config.bounds.max_deploy_count
-    return deploy_capacity_response(
-        call.store.get_many(request.nodenames), lambda record: node_deploy_capacity(record, request.request, bound)
-    )
+    return deploy_capacity_response(call.store.get_many(request.nodenames), DeployCount(request.request, bound))
 
 
 def explainer(
@@ -49,7 +47,7 @@ def explainer(
     limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
     request = PAYLOADS.request(request_doc, "workload_resource")
     bound = config.bounds.max_deploy_count
-    return lambda record: node_deploy_limit(record, request, bound)
+    return DeployCount(request, bound).limit
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:

@@ -18,8 +18,9 @@ The modules, in the order a call runs them:
 
 Speed comes from doing less, never from different answers: a pass records only the chosen devices
 (plans are built for the plans returned, not for every attempt), disk lookups are cached per path, a
-count never builds plans, the mount-only case uses the reference's closed form, and the best-fit
-enumeration charges a run of identical attempts at once (``enumeration.Pattern.repeats``) instead of simulating
-each. The property tests compare all of it with a plain transcription of the spec's loop, and the
+count never builds plans, the mount-only case uses the reference's closed form, the best-fit
+enumeration charges a run of identical attempts at once (``enumeration.Pattern.repeats``) instead of
+simulating each, and a request counted over many nodes is classified once (``placement.VolumeCount``).
+The property tests compare all of it with a plain transcription of the spec's loop, and the
 enumeration with the attempt-by-attempt simulation it replaced (tests/unit/storage/test_scheduler_*.py).
 """

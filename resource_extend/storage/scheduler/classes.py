@@ -76,7 +76,7 @@ class ClassifiedRequest:
         destinations = [binding.destination for binding in (*self.normal, *self.mono, *self.unlimited)]
         self.distinct_destinations = len(set(destinations)) == len(destinations)
         # Bytes one normal plan takes from the volumes; 0 (no shortcut) when a size could give some back.
-        sizes = [binding.size for binding in self.normal]
+        sizes = self.normal_sizes = [binding.size for binding in self.normal]
         self.normal_size_per_plan = sum(sizes) if all(size >= 0 for size in sizes) else 0
         # Nothing in the normal enumeration draws quota: placement depends on bytes alone
         # (enumeration.place_sizes).
@@ -85,6 +85,9 @@ class ClassifiedRequest:
             and all(size >= 0 for size in sizes)
             and not any(any(binding.quota) for binding in self.normal)
         )
+        # A pass charges quota in the normal enumeration unless it is sizes-only, for mounts when there
+        # are only mounts, and for monopoly groups that draw IOPS.
+        self.charges_nothing = bool(self.normal) and self.sizes_only and not self.mono_needs_iops
 
     def normal_bound(self, bound: int, unused: int) -> int:
         """How far a pass enumerates normal plans (spec §3.7), exactly as the reference bounds it.

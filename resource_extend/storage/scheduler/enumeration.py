@@ -90,7 +90,7 @@ def place_normal(
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
-    _record(host, result, count, kept, free, zip(placed, (size for size, _ in specs)) if failed else ())
+    _record(host, result, count, kept, keep, free, zip(placed, (size for size, _ in specs)) if failed else ())
 
 
 def place_sizes(
@@ -105,16 +105,17 @@ def place_sizes(
 
     Nothing charges a disk, so whether a volume may take a binding is fixed for the pass: its disk (if
     any) must have no negative quota left, as ``Quota.fits`` demands even of a zero charge. What is left is
-    best fit on bytes, ``Pattern.repeats`` seeing no disk and no quota.
+    best fit on bytes alone. The volumes are kept in best-fit order, (free, name), so the best fit for a
+    size is the first one holding it; sizes are positive here (``ClassifiedRequest.sizes_only``) and bytes
+    only go down, so a volume too small for the smallest binding never takes another and leaves the order.
     """
-    sizes = [binding.size for binding in request.normal]
+    sizes = request.normal_sizes
     used = host.used
-    if any(min(quota) < 0 for quota in quotas):
+    if min(map(min, quotas), default=0) < 0:
         used = [device for device in used if ZERO.fits(quota_of(quotas, host.disk_at(device)))]
     free = {device: host.free[device] for device in used}
-    specs = [(size, ZERO) for size in sizes]
-    no_disk: dict[str, int | None] = dict.fromkeys(used)
-    smallest, whole = sizes[0], sum(sizes)  # sizes ascend, as classify_bindings sorts them
+    smallest, whole = sizes[0], request.normal_size_per_plan  # sizes ascend, as classify_bindings sorts them
+    order = sorted([(left, device) for device, left in free.items() if left >= smallest])
     kept: list[tuple[str, ...]] = []
     count = 0
     placed: list[str] = []
@@ -123,44 +124,74 @@ def place_sizes(
         # The volume that takes the smallest binding also takes every other one while it holds the whole
         # attempt: any volume ahead of it in (free, name) is too small for all of them. It does so
         # free // whole times in a row (what ``Pattern.repeats`` would find, without simulating an attempt).
-        first, first_free = _best_fit(used, free, smallest)
-        if first is not None and first_free >= whole > 0:
+        if order and order[0][0] >= whole:
+            first_free, first = order[0]
             times = min(first_free // whole, normal_bound - count)
-            free[first] = first_free - times * whole
+            left = free[first] = first_free - times * whole
+            if left >= smallest:
+                order[0] = (left, first)  # less than before: still ahead of every other volume
+            else:
+                del order[0]
             if count < keep:
                 kept.extend([(first,) * len(sizes)] * min(times, keep - count))
             count += times
             continue
         placed = []
         for size in sizes:
-            best, best_free = _best_fit(used, free, size)
-            if best is None:
+            at = 0
+            while at < len(order) and order[at][0] < size:
+                at += 1
+            if at == len(order):
                 failed = True
                 if result.why:
                     result.stop = no_volume(host, request, request.normal[len(placed)], free, quotas, count)
                 break
-            free[best] = best_free - size
+            left, best = order.pop(at)
+            left = free[best] = left - size
+            if left >= smallest:  # it moves ahead, past the volumes it now has less than
+                while at and order[at - 1] > (left, best):
+                    at -= 1
+                order.insert(at, (left, best))
             placed.append(best)
         if failed:
             break
-        # The attempts that keep every choice of this one: ``Pattern.repeats`` on bytes alone (no disk, no quota).
-        times = Pattern(placed, specs, (), no_disk).take(free, quotas, normal_bound - count)
+        times = repeats_on_bytes(placed, sizes, free, normal_bound - count)
+        if times > 1:
+            for device, size in zip(placed, sizes):
+                free[device] -= (times - 1) * size
+            order = sorted([(free[device], device) for _, device in order if free[device] >= smallest])
         if count < keep:
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
-    _record(host, result, count, kept, free, zip(placed, sizes) if failed else ())
+    _record(host, result, count, kept, keep, free, zip(placed, sizes) if failed else ())
 
 
-def _best_fit(used: Sequence[str], free: Mapping[str, int], size: int) -> tuple[str | None, int]:
-    """The volume with the least free space that holds ``size``, the smaller name on ties, and its space."""
-    best: str | None = None
-    best_free = 0
-    for device in used:
-        left = free[device]
-        if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
-            best, best_free = device, left
-    return best, best_free
+def repeats_on_bytes(placed: Sequence[str], sizes: Sequence[int], free: Mapping[str, int], limit: int) -> int:
+    """``Pattern.repeats`` for a pattern that draws no quota: how many attempts, counting the one just
+    made (``placed``; ``free`` is after it), are certain to make the same choices; at most ``limit``.
+
+    Each binding's volume must still hold it, and no other volume of the pattern holding it may become
+    the better fit (volumes outside the pattern never change, and the chosen ones only shrink).
+    """
+    per: dict[str, int] = {}  # bytes an attempt takes from each volume of the pattern
+    for device, size in zip(placed, sizes):
+        per[device] = per.get(device, 0) + size
+    for device, step in per.items():
+        if free[device] < step:
+            return 1  # the next attempt's last binding on ``device`` would not fit there (the common case)
+    room = {device: free[device] + step for device, step in per.items()}  # as the attempt saw them
+    times = limit
+    for device, size in zip(placed, sizes):
+        mine, step = room[device], per[device]
+        times = min(times, last_true(mine - size, step))
+        for other, other_step in per.items():
+            theirs = room[other]
+            if other != device and theirs >= size:
+                # It lost on (free, name): it keeps losing while its room stays above the chosen one's.
+                times = min(times, last_true(theirs - mine, other_step - step, strict=other < device))
+        room[device] = mine - size  # what the attempt's next bindings see
+    return max(times, 1)
 
 
 def _record(
@@ -168,13 +199,17 @@ def _record(
     result: Pass,
     count: int,
     kept: list[tuple[str, ...]],
+    keep: int,
     free: Mapping[str, int],
     failed_attempt: Iterable[tuple[str, int]],
 ) -> None:
     """Leave the enumeration's outcome in ``result``: ``count`` plans, the devices of those ``kept``, and
-    the bytes of the plans per device (what left the volumes, less what the failed last attempt took)."""
+    the bytes of the plans per device (what left the volumes, less what the failed last attempt took).
+    Only plans read those bytes (for the unlimited target), so a count (``keep`` 0) leaves them out."""
     result.normal_count = count
     result.normal_devices = kept
+    if not keep:
+        return
     spent = {device: host.free[device] - free.get(device, host.free[device]) for device in host.used}
     for device, size in failed_attempt:
         spent[device] -= size

@@ -29,25 +29,26 @@ class Host:
         usage_volumes = None if usage is None else usage.volumes
         capacity_disks = None if capacity is None else capacity.disks
         usage_disks = None if usage is None else usage.disks
-        # Only device and mounts of these disks are read; quotas live in ``quotas``.
-        self.disks = disks_sub(capacity_disks or (), usage_disks or ())
+        # Only device and mounts of these disks are read, never changed (quotas live in ``quotas``): without
+        # usage disks to subtract, the record's own disks serve.
+        self.disks = disks_sub(capacity_disks or (), usage_disks) if usage_disks else list(capacity_disks or ())
         self.capacity_disks = capacity_disks or ()  # for explain's "300 of 1000 left"
         self.quotas: Quotas = [list(disk.quota) for disk in self.disks]
         self.free: dict[str, int] = {}
-        used: list[str] = []
-        unused: list[str] = []
+        used: list[tuple[int, str]] = []
+        unused: list[tuple[int, str]] = []
         usage_volumes = usage_volumes or {}
         for device, size in (capacity_volumes or {}).items():
             taken = usage_volumes.get(device, 0)
-            self.free[device] = size - taken
-            (unused if taken == 0 else used).append(device)
-        # The lists keep their order from here on: promotion appends, realloc changes sizes in place.
-        self.used = sorted(used, key=self._order)
-        self.unused = sorted(unused, key=self._order)
+            left = self.free[device] = size - taken
+            (unused if taken == 0 else used).append((left, device))
+        # By (free, name), names being distinct. The lists keep their order from here on: promotion
+        # appends, realloc changes sizes in place.
+        used.sort()
+        unused.sort()
+        self.used = [device for _, device in used]
+        self.unused = [device for _, device in unused]
         self._disk_at: dict[str, int | None] = {}
-
-    def _order(self, device: str) -> tuple[int, str]:
-        return (self.free[device], device)
 
     def disk_at(self, path: str) -> int | None:
         """Index of the disk covering ``path`` (mounts never change, so the answer is cached)."""
@@ -108,7 +109,9 @@ class Host:
 
 
 def _index_of(disks: Sequence[Disk], disk: Disk) -> int:
-    return next(index for index, item in enumerate(disks) if item is disk)
+    # The last place it is at: ``disk_by_path`` lets the later of equally deep mounts win, so a disk object
+    # listed twice (the record's own list may repeat one) won at its last place.
+    return next(index for index in range(len(disks) - 1, -1, -1) if disks[index] is disk)
 
 
 def quota_of(quotas: Quotas, index: int | None) -> Sequence[int]:

@@ -31,7 +31,8 @@ class Pass:
         self.normal_devices: list[tuple[str, ...]] | None = None
         # The disk plan every attempt charges when there are only mount bindings.
         self.mount_only_disks: list[Disk] | None = None
-        # Bytes per device over all normal plans of the pass, kept or not (for the unlimited target).
+        # Bytes per device over all normal plans of the pass, kept or not (for the unlimited target);
+        # a count, which keeps no plan, leaves them out.
         self.normal_bytes: dict[str, int] = {}
         # Per kept monopoly plan: the device and each binding's share (shares empty unless kept).
         self.mono: list[tuple[str, list[int]]] = []

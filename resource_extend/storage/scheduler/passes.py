@@ -44,22 +44,43 @@ def skip_futile_passes(host: Host, request: ClassifiedRequest, bound: int) -> No
     nothing of it is kept (the plans taken are the last pass's). On a node of many empty volumes this
     turns one pass per volume into one pass.
     """
-    if request.mono or not request.normal or request.normal_size_per_plan <= 0:
+    per_plan = request.normal_size_per_plan
+    if request.mono or not request.normal or per_plan <= 0:
         return
-    room = sum(max(host.free[device], 0) for device in host.used)
+    free, used, unused = host.free, host.used, host.unused
+    room = sum(max(free[device], 0) for device in used)
+    if room // per_plan >= bound:
+        return
     min_size = request.normal[0].size
-    while room // request.normal_size_per_plan < bound:
-        index = host.promotable(min_size)
-        if index is None:
+    index = host.promotable(min_size)
+    if index is None:
+        return
+    frees = [free[device] for device in unused]
+    if max(frees[:index], default=min_size - 1) < min_size <= min(frees[index:]):
+        # Volumes too small for ``min_size``, then only volumes holding it (a fresh host's unused list,
+        # in (free, name) order, always is): ``promotable`` finds the same place after each promotion,
+        # so the volumes promoted are the next ones in the list from there.
+        end = index
+        while end < len(frees) and room // per_plan < bound:
+            room += max(frees[end], 0)
+            end += 1
+        used += unused[index:end]
+        del unused[index:end]
+        return
+    while room // per_plan < bound:  # after a realloc hand-back: as ``Host.promote`` does, one at a time
+        device = unused.pop(index)
+        used.append(device)
+        room += max(free[device], 0)
+        found = host.promotable(min_size)
+        if found is None:
             return
-        device = host.unused.pop(index)
-        host.used.append(device)
-        room += max(host.free[device], 0)
+        index = found
 
 
 def run_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: int, keep: int, why: bool) -> Pass:
     # Scratch state: normal placement only changes used volumes, monopoly placement only unused ones.
-    quotas = [list(quota) for quota in host.quotas]
+    # A request that charges no quota in a pass (``ClassifiedRequest.charges_nothing``) reads the host's.
+    quotas = host.quotas if request.charges_nothing else [list(quota) for quota in host.quotas]
     result = Pass(why)
     if request.normal:
         if request.sizes_only:

@@ -42,17 +42,10 @@ def volume_capacity(
 ) -> int:
     """How many placements ``volume_plans`` would return for the same arguments, without building them.
 
-    get-nodes-deploy-capacity calls it with ``bound = scheduler.max_deploy_count`` (spec §3.9).
+    get-nodes-deploy-capacity calls it with ``bound = scheduler.max_deploy_count`` (spec §3.9), node after
+    node: ``VolumeCount`` does that with the request classified once.
     """
-    bound = max(bound, 0)
-    if not need_schedule(bindings):
-        return bound
-    host = Host(node)
-    request = ClassifiedRequest(bindings)
-    if request.places_volumes and not host.free:
-        return 0
-    result = schedule(host, request, bound, keep=0)
-    return min(result.normal_count, result.mono_count, bound)
+    return VolumeCount(bindings).capacity(node, bound)
 
 
 def volume_limit(
@@ -60,22 +53,44 @@ def volume_limit(
     bindings: Sequence[VolumeBinding],
     bound: int,
 ) -> tuple[int, Limit | None]:
-    """``volume_capacity``'s count and, when it is under ``bound``, what stopped it: for ``explain``.
+    """``volume_capacity``'s count and, when it is under ``bound``, what stopped it: for ``explain``."""
+    return VolumeCount(bindings).limit(node, bound)
 
-    The same passes as ``volume_capacity``; each records, where it stops, the binding and the volume or
-    disk numbers it stopped on (``Pass.why``), which a count leaves unrecorded.
-    """
-    bound = max(bound, 0)
-    if not need_schedule(bindings):
-        return bound, None
-    host = Host(node)
-    request = ClassifiedRequest(bindings)
-    if request.places_volumes and not host.free:
-        first = (*request.normal, *request.mono, *request.unlimited)[0]
-        return 0, Limit("volume space", f"volume {binding_text(first)}: the node has no volumes")
-    result = schedule(host, request, bound, keep=0, why=True)
-    count = min(result.normal_count, result.mono_count, bound)
-    if count >= bound:
-        return count, None
-    stop = result.stop if result.normal_count <= result.mono_count else result.mono_stop
-    return count, stop or Limit("volume space", f"volume plan: room for {count}")
+
+class VolumeCount:
+    """``volume_capacity`` and ``volume_limit`` of one request, node after node: what depends on the
+    request alone (whether it schedules, its classes and sums) is worked out once, not once per node.
+    The request is only read, never changed, by the passes."""
+
+    __slots__ = ("request", "schedules")
+
+    def __init__(self, bindings: Sequence[VolumeBinding]) -> None:
+        self.schedules = need_schedule(bindings)
+        self.request = ClassifiedRequest(bindings)
+
+    def capacity(self, node: StorageRecord, bound: int) -> int:
+        bound = max(bound, 0)
+        if not self.schedules:
+            return bound
+        host, request = Host(node), self.request
+        if request.places_volumes and not host.free:
+            return 0
+        result = schedule(host, request, bound, keep=0)
+        return min(result.normal_count, result.mono_count, bound)
+
+    def limit(self, node: StorageRecord, bound: int) -> tuple[int, Limit | None]:
+        """The same passes as ``capacity``; each records, where it stops, the binding and the volume or
+        disk numbers it stopped on (``Pass.why``), which a count leaves unrecorded."""
+        bound = max(bound, 0)
+        if not self.schedules:
+            return bound, None
+        host, request = Host(node), self.request
+        if request.places_volumes and not host.free:
+            first = (*request.normal, *request.mono, *request.unlimited)[0]
+            return 0, Limit("volume space", f"volume {binding_text(first)}: the node has no volumes")
+        result = schedule(host, request, bound, keep=0, why=True)
+        count = min(result.normal_count, result.mono_count, bound)
+        if count >= bound:
+            return count, None
+        stop = result.stop if result.normal_count <= result.mono_count else result.mono_stop
+        return count, stop or Limit("volume space", f"volume plan: room for {count}")

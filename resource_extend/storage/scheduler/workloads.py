@@ -11,7 +11,7 @@ from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource
 from resource_extend.storage.scheduler.affinity import affinity_plan
 from resource_extend.storage.scheduler.limits import size_text
-from resource_extend.storage.scheduler.placement import volume_capacity, volume_limit, volume_plans
+from resource_extend.storage.scheduler.placement import VolumeCount, volume_plans
 from resource_extend.storage.volume import volumes_total
 from resource_extend.storage.workload import (
     EngineParams,
@@ -44,35 +44,52 @@ def storage_room(record: StorageRecord, storage_request: int) -> int:
 def node_deploy_capacity(record: StorageRecord, request: WorkloadRequest, bound: int) -> tuple[int, float, float]:
     """How many workloads of the validated ``request`` fit on the node, the node's usage and the request's
     rate (spec §6.3): the placement count and the storage count, whichever is smaller."""
-    count = bound
-    if need_schedule(request.volumes_request):
-        count = volume_capacity(record, request.volumes_request, bound)
-    if request.storage_request > 0:
-        count = min(count, storage_room(record, request.storage_request))
-    return (count, *_usage_rate(record, request))
+    return DeployCount(request, bound)(record)
 
 
 def node_deploy_limit(record: StorageRecord, request: WorkloadRequest, bound: int) -> tuple[int, Limit]:
-    """``node_deploy_capacity``'s count and the first limit it reached, from the same scheduler passes
-    (``volume_limit`` runs ``volume_capacity``'s, recording where they stop): for ``explain``."""
-    count, limit = bound, None
-    if need_schedule(request.volumes_request):
-        count, limit = volume_limit(record, request.volumes_request, bound)
-    if request.storage_request > 0:
-        room = storage_room(record, request.storage_request)
-        if room < count:
-            capacity, usage = _sides(record)
-            free, each = size_text(capacity.storage - usage.storage), size_text(request.storage_request)
-            count, limit = room, Limit("storage", f"storage: {free} free, {each} per workload")
-    return count, limit or Limit("cap", f"scheduler.max_deploy_count is {bound}")
+    """``node_deploy_capacity``'s count and the first limit it reached, from the same scheduler passes."""
+    return DeployCount(request, bound).limit(record)
 
 
-def _usage_rate(record: StorageRecord, request: WorkloadRequest) -> tuple[float, float]:
-    capacity, usage = _sides(record)
-    if request.volumes_request or request.storage_request == 0:
-        volumes = volumes_total(capacity.volumes)
-        return ratio(volumes_total(usage.volumes), volumes), ratio(total_size(request.volumes_request), volumes)
-    return ratio(usage.storage, capacity.storage), ratio(request.storage_request, capacity.storage)
+class DeployCount:
+    """``node_deploy_capacity`` (call it) and ``node_deploy_limit`` of one request, for node after node
+    (get-nodes-deploy-capacity, explain): the request is classified once (``VolumeCount``), not per node."""
+
+    __slots__ = ("bound", "request", "size", "volumes")
+
+    def __init__(self, request: WorkloadRequest, bound: int) -> None:
+        self.request, self.bound = request, bound
+        self.volumes = VolumeCount(request.volumes_request)
+        self.size = total_size(request.volumes_request)
+
+    def __call__(self, record: StorageRecord) -> tuple[int, float, float]:
+        request = self.request
+        count = self.volumes.capacity(record, self.bound) if self.volumes.schedules else self.bound
+        if request.storage_request > 0:
+            count = min(count, storage_room(record, request.storage_request))
+        return (count, *self._usage_rate(record))
+
+    def limit(self, record: StorageRecord) -> tuple[int, Limit]:
+        """The count and the first limit it reached: ``volume_limit`` runs the count's passes, recording
+        where they stop (for ``explain``)."""
+        request, bound = self.request, self.bound
+        count, limit = self.volumes.limit(record, bound) if self.volumes.schedules else (bound, None)
+        if request.storage_request > 0:
+            room = storage_room(record, request.storage_request)
+            if room < count:
+                capacity, usage = _sides(record)
+                free, each = size_text(capacity.storage - usage.storage), size_text(request.storage_request)
+                count, limit = room, Limit("storage", f"storage: {free} free, {each} per workload")
+        return count, limit or Limit("cap", f"scheduler.max_deploy_count is {bound}")
+
+    def _usage_rate(self, record: StorageRecord) -> tuple[float, float]:
+        capacity, usage = _sides(record)
+        request = self.request
+        if request.volumes_request or request.storage_request == 0:
+            volumes = volumes_total(capacity.volumes)
+            return ratio(volumes_total(usage.volumes), volumes), ratio(self.size, volumes)
+        return ratio(usage.storage, capacity.storage), ratio(request.storage_request, capacity.storage)
 
 
 def deploy(

@@ -14,12 +14,13 @@ quota the monopoly pass reads.
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Sequence
 from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.storage.binding import VolumeBinding, need_schedule
@@ -32,8 +33,8 @@ from resource_extend.storage.scheduler.classes import ClassifiedRequest
 from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
 from resource_extend.storage.scheduler.host import Host, Quotas, charge, quota_of
 from resource_extend.storage.scheduler.outcome import Pass
-from resource_extend.storage.scheduler.passes import place_mono
-from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
+from resource_extend.storage.scheduler.passes import place_mono, schedule, skip_futile_passes
+from resource_extend.storage.scheduler.placement import VolumeCount, volume_capacity, volume_plans
 from tests.support import examples
 
 GIB = 1 << 30
@@ -358,3 +359,87 @@ def test_the_bench_node_needs_few_simulated_attempts() -> None:
     # Whole attempts on one volume are counted by division, the few mixed ones by a handful of
     # comparisons each; the simulation made 272 attempts of 2 heap searches.
     assert calls < 20
+
+
+@SETTINGS
+@given(st.lists(nodes(), min_size=1, max_size=4), requests(ALL_KINDS), bounds)
+def test_one_request_counted_over_many_nodes_equals_the_simulation_node_by_node(
+    many: list[Node], bindings: list[VolumeBinding], bound: int
+) -> None:
+    # get-nodes-deploy-capacity and explain classify the request once and run it over every node
+    # (``VolumeCount``): nothing a node's passes do may leak into the next node's.
+    count = VolumeCount(bindings)
+    for node in many:
+        assert count.capacity(on(*node), bound) == simulated_capacity(on(*node), bindings, bound)
+        assert count.limit(on(*node), bound)[0] == simulated_capacity(on(*node), bindings, bound)
+
+
+def _promote_one_at_a_time(host: Host, request: ClassifiedRequest, bound: int) -> None:
+    """``skip_futile_passes`` as it was first written: one binary search (``Host.promotable``) per volume."""
+    if request.mono or not request.normal or request.normal_size_per_plan <= 0:
+        return
+    room = sum(max(host.free[device], 0) for device in host.used)
+    while room // request.normal_size_per_plan < bound:
+        index = host.promotable(request.normal[0].size)
+        if index is None:
+            return
+        device = host.unused.pop(index)
+        host.used.append(device)
+        room += max(host.free[device], 0)
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(0, 20), max_size=8),
+    st.integers(1, 10),
+    st.sampled_from([1, 3, 10, 10000]),
+    st.sampled_from(["in order", "shuffled", "one grown"]),
+    st.randoms(use_true_random=False),
+)
+@example([7, 9, 2, 5, 10, 0, 6, 3], 3, 10000, "shuffled", random.Random(1))
+@example([0, 8, 1, 9], 2, 10000, "one grown", random.Random(0))
+def test_skipping_futile_passes_promotes_what_one_at_a_time_promotion_does(
+    unused_gib: list[int], size_gib: int, bound: int, disorder: str, shuffle: Any
+) -> None:
+    # A fresh host's unused volumes are in (free, name) order and promoted as a run; after a realloc
+    # hand-back they may be out of order (shuffled here, or one grown), and then one at a time it is.
+    volumes = {f"/data{i}": (gib + 1) * GIB for i, gib in enumerate(unused_gib)}
+    node: Node = ({**volumes, "/used": 4 * GIB}, {"/used": GIB}, [], [])
+    request = ClassifiedRequest([VolumeBinding.parse(f"AUTO:/a:rw:{size_gib}G")])
+    order = list(Host(on(*node)).unused)
+    if disorder == "shuffled":
+        shuffle.shuffle(order)
+    hosts = [Host(on(*node)), Host(on(*node))]
+    for host in hosts:
+        host.unused[:] = order
+        if disorder == "one grown" and order:
+            host.free[order[0]] += 8 * GIB
+    skip_futile_passes(hosts[0], request, bound)
+    _promote_one_at_a_time(hosts[1], request, bound)
+    assert (hosts[0].used, hosts[0].unused) == (hosts[1].used, hosts[1].unused)
+
+
+def test_a_disk_object_listed_twice_schedules_as_two_copies_of_it() -> None:
+    # Without usage disks the host reads the record's own disk list, which an in-process caller may
+    # build with one object twice. A monopoly group is checked against the disk its path finds (the
+    # later of two equal mounts) but charged to the first disk of that device, as the reference
+    # subtracts by device: with copies /data1 still fits; so it must with the object repeated.
+    disk = Disk("/dev/vda", ["/data0", "/data1"], 100, 0, 0, 0)
+    volumes = {"/data0": TIB, "/data1": TIB}
+    bindings = [VolumeBinding.parse("AUTO:/m:rwm:1G:60:0:0:0")]
+    copied = volume_plans(on(volumes, {}, [disk, disk.copy()], []), bindings, 10)
+    repeated = volume_plans(on(volumes, {}, [disk, disk], []), bindings, 10)
+    assert len(copied) == 2
+    assert _render(repeated) == _render(copied)
+
+
+@SETTINGS
+@given(nodes(), requests(ALL_KINDS), bounds)
+def test_passes_leave_the_hosts_quota_as_it_was(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
+    # Each pass charges a scratch copy of the host's quota, except when it charges nothing at all
+    # (``ClassifiedRequest.charges_nothing``): then it reads the host's own, which must stay untouched
+    # for the next pass of the promotion loop.
+    host, request = Host(on(*node)), ClassifiedRequest(bindings)
+    before = [list(quota) for quota in host.quotas]
+    schedule(host, request, bound, keep=bound)
+    assert host.quotas == before
