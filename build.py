@@ -438,7 +438,7 @@ def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
     preloads): the closure of the entry, the manifest and ``EVERY_CALL``."""
     seeds = (f"plugins.{plugin}", "plugins", registry.manifest_module(plugin), *EVERY_CALL)
     found = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", ORDER, str(site), *seeds], capture_output=True, text=True, check=True
+        [sys.executable, "-I", "-S", "-B", "-c", ORDER, str(site), *seeds], capture_output=True, text=True, check=True
     )
     return tuple(found.stdout.split())
 

@@ -12,7 +12,9 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ast
     from types import CodeType
+    from typing import Any
 
 
 def module_name(relative: str) -> "tuple[str, bool] | None":
@@ -67,8 +69,20 @@ def compiled(source: bytes, filename: str) -> "CodeType":
         else:
             kept.append(statement)
     tree.body = kept
+    _drop_docstrings(tree, ast)
     code = compile(tree, filename, "exec", flags=flags, dont_inherit=True, optimize=0)  # type: CodeType
     return code
+
+
+def _drop_docstrings(tree: "ast.Module", ast: "Any") -> None:
+    """Leave out the docstrings, as ``python -OO`` does, but keep the asserts (``-OO`` drops both): nothing
+    reads ``__doc__`` at run time, and the text is a sixth of the code a call unmarshals."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                node.body = body[1:] or [ast.copy_location(ast.Pass(), body[0])]
 
 
 def compile_table(site: str, header: bytes) -> bytes:

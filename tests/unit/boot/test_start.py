@@ -207,7 +207,7 @@ def test_annotations_future_import_becomes_a_flag_and_no_import(tmp_path: Path) 
     assert "__future__" not in code.co_names
     namespace: dict[str, object] = {}
     exec(code, namespace)
-    assert namespace["__doc__"] == "Doc."
+    assert "__doc__" not in namespace  # docstrings are left out of the tables, as -OO does
     function: Any = namespace["f"]
     assert function.__annotations__ == {"x": "Undefined", "return": "None"}
 
@@ -244,3 +244,16 @@ def test_a_preloaded_module_that_fails_is_not_left_half_loaded(tmp_path: Path) -
         table.preload(["pkg", "pkg.broken"])
     assert "pkg.broken" not in sys.modules and not hasattr(sys.modules["pkg"], "broken")
     sys.modules.pop("pkg.broken", None)
+
+
+def test_the_tables_leave_docstrings_out_and_keep_asserts() -> None:
+    source = (
+        b'"""Module."""\n\nclass C:\n    """Class."""\n\n\ndef f(x):\n    """Only a docstring."""\n\n\n'
+        b'def g(x):\n    assert x, "kept"\n    return x\n'
+    )
+    namespace: dict[str, Any] = {}
+    exec(codetable.compiled(source, "m.py"), namespace)
+    assert "__doc__" not in namespace and namespace["C"].__doc__ is None and namespace["f"].__doc__ is None
+    assert namespace["f"](1) is None
+    with pytest.raises(AssertionError, match="kept"):
+        namespace["g"](0)
