@@ -7,6 +7,7 @@ from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Callable, TypedDict, TypeVar
 
     R = TypeVar("R")
@@ -54,15 +55,17 @@ def trunc_div(a: int, b: int) -> int:
 
 
 def deploy_capacity_response(
-    records: dict[str, R], capacity_of: Callable[[R], tuple[int, float, float]]
+    records: Iterable[tuple[str, R]], capacity_of: Callable[[R], tuple[int, float, float]]
 ) -> DeployCapacity:
     """get-nodes-deploy-capacity's answer: nodes that fit at least one workload, and their total.
 
-    ``capacity_of`` gives a node's (capacity, usage, rate); entries use lowercase keys (decision 6).
+    ``records`` are (node, record) in the order of the node names, each node once: NodeStore.iter_many's,
+    so that a record is dropped once weighed. ``capacity_of`` gives a node's (capacity, usage, rate);
+    entries use lowercase keys (decision 6).
     """
     entries: dict[str, NodeCapacity] = {}
     total = 0
-    for node, record in sorted(records.items()):
+    for node, record in records:
         capacity, usage, rate = capacity_of(record)
         if capacity > 0:
             entries[node] = {"capacity": capacity, "usage": usage, "rate": rate, "weight": 1}

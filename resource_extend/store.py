@@ -20,6 +20,7 @@ from resource_extend.etcd.policy import backoff
 # type checker, and at run time a subscripted class is the class itself.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any, Callable, Generic, Protocol, Self, TypedDict, TypeVar
 
     from resource_extend.etcd.kv import KV
@@ -122,11 +123,21 @@ class NodeStore(Generic[R]):
         one bad record must not fail the answer for every other node. Single-node reads still fail on it.
         """
         wanted = list(dict.fromkeys(nodes))
+        decoded = dict(self.iter_many(wanted))
+        return {node: decoded[node] for node in wanted}
+
+    def iter_many(self, nodes: list[str]) -> Iterator[tuple[str, R]]:
+        """``get_many``'s records, each distinct node once, in the order of their names (code point order,
+        which is etcd's order of their keys) and as the reads arrive: a caller that weighs each node in
+        turn (get-nodes-deploy-capacity) holds one chunk's records at a time, not every node's (10,000
+        nodes: ~22 MiB at the peak instead of ~45)."""
+        wanted = list(dict.fromkeys(nodes))
         if not wanted:
-            return {}
+            return
         if len(wanted) == 1:
             entry = self._kv.get(self.key(wanted[0]))
-            return {wanted[0]: self._decode_or_empty(None if entry is None else entry.value)}
+            yield wanted[0], self._decode_or_empty(None if entry is None else entry.value)
+            return
         # Reads of the whole keys (decision 10: the reference's last-segment index let "rack7/n1" answer for
         # "n1"), in chunks of keys in etcd's order, each read as its span or as point reads (kv.dense):
         # never the directory, nor many records between two wanted keys. The transport reads the next
@@ -134,11 +145,9 @@ class NodeStore(Generic[R]):
         by_key = {self.key(node): node for node in wanted}
         ordered = sorted(by_key)  # code point order is etcd's byte order for UTF-8 keys
         chunks = [ordered[i : i + kv.CHUNK_KEYS] for i in range(0, len(ordered), kv.CHUNK_KEYS)]
-        decoded: dict[str, R] = {}
         for chunk, entries in zip(chunks, self._kv.reads(chunks)):
             for key, entry in zip(chunk, entries):
-                decoded[by_key[key]] = self._decode_or_empty(None if entry is None else entry.value)
-        return {node: decoded[node] for node in wanted}
+                yield by_key[key], self._decode_or_empty(None if entry is None else entry.value)
 
     def create(self, node: str, record: R) -> R:
         """Write a new record; fails with ``node already exists`` when any record is there."""

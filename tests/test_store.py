@@ -319,6 +319,24 @@ def test_large_scans_arrive_whole(etcd: DevEtcd, prefix: str, transport: str) ->
     assert all(record.capacity and len(record.capacity) == 8 for record in got.values())
 
 
+def test_iter_many_yields_get_manys_records_in_name_order_as_the_chunks_arrive(
+    etcd: DevEtcd, prefix: str, transport: str
+) -> None:
+    store = store_for(etcd, prefix, transport)
+    names = [f"node-{i:03}" for i in range(300)]  # three chunks of kv.CHUNK_KEYS
+    for i, name in enumerate(names):
+        if i % 7:
+            store.put(name, GpuRecord({"p": i}, {}))
+    etcd.put(f"{prefix}/resource/gpu/node-005", "not json")  # unreadable: empty, as get_many reads it
+    wanted = [*reversed(names), "node-010", "ghost"]
+    streamed = store.iter_many(wanted)
+    first = next(streamed)  # a generator: the first node comes before the rest are asked for
+    rest = list(streamed)
+    assert [first, *rest] == sorted(store.get_many(wanted).items())
+    assert dict([first, *rest])["node-005"] == GpuRecord({}, {})
+    assert dict([first, *rest])["ghost"] == GpuRecord({}, {})
+
+
 def test_prefix_end_is_the_next_key_after_the_prefix() -> None:
     assert prefix_end(b"/a/") == b"/a0"
     assert prefix_end(b"a\xff") == b"b"

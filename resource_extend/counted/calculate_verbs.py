@@ -30,7 +30,7 @@ CountedCall = Call[CountedRecord]
 
 def get_nodes_deploy_capacity(call: CountedCall) -> DeployCapacityJSON:
     request = params.DeployCapacity.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
-    records = call.store.get_many(request.nodenames)
+    records = call.store.iter_many(request.nodenames)
     return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
 
 

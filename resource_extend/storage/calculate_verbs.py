@@ -37,7 +37,7 @@ StorageCall = Call[StorageRecord]
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
     request = params.DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
     bound = call.config.bounds.max_deploy_count
-    return deploy_capacity_response(call.store.get_many(request.nodenames), DeployCount(request.request, bound))
+    return deploy_capacity_response(call.store.iter_many(request.nodenames), DeployCount(request.request, bound))
 
 
 def explainer(

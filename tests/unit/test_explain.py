@@ -38,10 +38,16 @@ def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], b
     """get-nodes-deploy-capacity's answer for these records, as the verb computes it after its read."""
     if plugin == "gpu":
         gpu = params.DeployCapacity.from_json(request, Bounds("test.yaml"), GpuPayloads(GpuRecord))
-        return dict(deploy_capacity_response(records, lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)))
+        return dict(
+            deploy_capacity_response(
+                sorted(records.items()), lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)
+            )
+        )
     storage = params.DeployCapacity.from_json(request, Bounds("test.yaml"), STORAGE_PAYLOADS)
     return dict(
-        deploy_capacity_response(records, lambda r: storage_workloads.node_deploy_capacity(r, storage.request, bound))
+        deploy_capacity_response(
+            sorted(records.items()), lambda r: storage_workloads.node_deploy_capacity(r, storage.request, bound)
+        )
     )
 
 
