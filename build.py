@@ -286,6 +286,10 @@ def rewrite_main(
                     continue  # in the tables: a member per module would cost each call reading its entry
                 if info.filename == "__main__.py":
                     add("__main__.py", main)
+                    if not extract and "/" in python:
+                        compiled = main_bytecode(python, main)
+                        if compiled is not None:
+                            add("__main__.pyc", compiled)
                 else:
                     dst.writestr(info, src.read(info))
             if not extract:
@@ -329,6 +333,34 @@ def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple
     info.external_attr = 0o644 << 16
     archive.writestr(info, data, compress_type=zipfile.ZIP_STORED)
     return at, blob[:DIGEST]
+
+
+# Compiles the zipapp __main__ (stdin) as an unchecked-hash pyc (stdout) with the interpreter that runs it.
+MAIN_PYC = """
+import importlib.util, marshal, sys
+source = sys.stdin.buffer.read()
+code = compile(source, "__main__.py", "exec", dont_inherit=True)
+flags = (0b01).to_bytes(4, "little")  # hash-based, unchecked: the archive's members carry no usable mtime
+sys.stdout.buffer.write(importlib.util.MAGIC_NUMBER + flags + importlib.util.source_hash(source) + marshal.dumps(code))
+"""
+
+
+def main_bytecode(python: str, main: str) -> bytes | None:
+    """The zipapp ``__main__`` compiled by ``python``, the interpreter a shebang with an absolute path runs
+    the archive with: zipimport then loads it without ``compile()``, which builds the ``ast`` module's ~120
+    classes on a process's first use (~3 ms a call). None when that interpreter cannot run here or is
+    older than 3.9 (the source ``__main__.py`` serves either way, and any interpreter of another minor
+    finds this pyc's magic number wrong and falls back to it)."""
+    try:
+        done = subprocess.run(
+            [python, "-I", "-S", "-c", MAIN_PYC], input=main.encode(), capture_output=True, check=True, timeout=60
+        )
+        version = subprocess.run(
+            [python, "-I", "-S", "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True
+        ).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if tuple(map(int, version)) >= (3, 9) else None
 
 
 def running_on(python: str | None = None) -> tuple[str, str, str]:

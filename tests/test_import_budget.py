@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, executable
+from tests.support import PLUGINS, ROOT, executable
 
 
 def _budget(table: str) -> dict[str, str]:
@@ -81,6 +81,8 @@ runpy: how the interpreter runs a zipapp's __main__
     runpy importlib importlib._abc importlib._bootstrap importlib._bootstrap_external importlib.machinery
     importlib.util warnings types contextlib functools _functools collections _collections itertools
     keyword operator _operator reprlib
+and the os module, which runpy and importlib.util import (a call through the shebang's -c never does)
+    os os.path posixpath genericpath stat _stat _collections_abc
 """
 )
 VALIDATORS = tuple(f"resource_extend._validators_{plugin}" for plugin in PLUGINS)
@@ -234,6 +236,36 @@ def test_a_call_loads_the_project_from_the_code_table_in_the_archive(
     archive = executable(plugin) + "/site-packages/"
     assert len(ours) > 10
     assert not [m for m, f in ours.items() if not (f.startswith(archive) and f.endswith(".py\tCodeTable"))], ours
+
+
+@pytest.fixture(scope="module")
+def absolute_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``resource-gpu`` built with an absolute interpreter (this one) in its shebang, which runs the archive as
+    a zipapp: one argument is all such a line passes, so no ``-c``."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        import build
+    finally:
+        sys.path.remove(str(ROOT))
+    work, out = tmp_path_factory.mktemp("absolute-work"), tmp_path_factory.mktemp("absolute")
+    pythons = build.interpreters(sys.executable, sys.executable)
+    build.build(["gpu"], work, out, build.RUNTIME_DEPS, python=sys.executable, pythons=pythons)
+    return out / "resource-gpu"
+
+
+def test_a_zipapp_run_never_compiles_either(absolute_build: Path, plugin_dirs: dict[str, Path], tmp_path: Path) -> None:
+    # The archive's __main__ is also bytecode compiled by the shebang's interpreter: zipimport would otherwise
+    # compile() the source, and a process's first compile() builds the ast module's ~120 classes.
+    with open(absolute_build, "rb") as f:
+        assert f.readline() == f"#!{sys.executable} -IS\n".encode()
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [str(absolute_build), "get-node-resource-info"], plugin_dirs["gpu"], b'{"nodename": "n1"}'
+    )
+    assert stderr == b"" and stdout, stderr
+    assert ast_classes(modules) == 0
+    bare, _, _ = loaded(tmp_path / "bare", ["-"], plugin_dirs["gpu"])
+    extra = sorted(m for m in modules.keys() - bare.keys() - {"!ast-classes"} if m not in {**BUDGET, **ZIPAPP_RUN})
+    assert not [m for m in extra if not m.startswith(VALIDATORS)], extra
 
 
 def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
