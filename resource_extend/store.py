@@ -176,7 +176,10 @@ class NodeStore(Generic[R]):
 
         ``change`` gets the stored record (``None`` when there is none) and returns the new one without
         mutating its argument: a lost race runs it again on the fresh record, and ``before`` is reported.
-        Returning ``before`` itself means "no change" and writes nothing.
+        Returning ``before`` itself means "no change" and writes nothing, and so does a new record whose
+        bytes are the stored ones: core sends every plugin each workload's usage, so most calls of a plugin
+        change nothing (a workload without GPUs, say), and a write would cost etcd a commit and its fsync
+        for the same bytes. The call is then the read it made; the answer is the same.
         """
         check_node_name(node)
         key = self.key(node)
@@ -187,6 +190,8 @@ class NodeStore(Generic[R]):
             if before is not None and changed is before:
                 return Change(before, before)
             after, data = self._storable(node, changed)
+            if entry is not None and data == entry.value:
+                return Change(before, after)
             if self._put_if(key, data, 0 if entry is None else entry.mod_revision):
                 return Change(before, after)
             backoff(attempt)

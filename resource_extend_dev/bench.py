@@ -169,7 +169,9 @@ VERB_REQUESTS = {
     },
     "storage": {
         "get-node-resource-info": {"nodename": "n1", "workloads_resource": None},
-        "set-node-resource-usage": {"nodename": "n1", "resource": {"storage": 0}, "delta": True, "incr": True,
+        # One byte more each call: a real guarded write (the GPU row above is the common call that changes
+        # nothing, a workload without GPUs, which writes nothing).
+        "set-node-resource-usage": {"nodename": "n1", "resource": {"storage": 1}, "delta": True, "incr": True,
                                     "resource_request": None, "workloads_resource": None},
         "calculate-deploy": {"nodename": "n1", "deploy_count": 2, "workload_resource_request": STORAGE_REQUEST},
     },

@@ -281,6 +281,34 @@ def test_update_that_returns_the_record_unchanged_writes_nothing(etcd: DevEtcd, 
     assert before == after
 
 
+def test_update_to_the_stored_bytes_writes_nothing_and_answers_as_a_write_would(
+    etcd: DevEtcd, prefix: str, transport: str
+) -> None:
+    # Core sends each plugin every workload's usage: a workload without GPUs changes nothing here, and must
+    # not cost etcd a commit. A record that differs in any byte is written.
+    store = store_for(etcd, prefix, transport)
+    store.put("n1", GpuRecord({"a": 2}, {}))
+
+    def revision() -> int:
+        return int(etcd.call("/v3/kv/range", {"key": _b64(f"{prefix}/resource/gpu/n1")})["kvs"][0]["mod_revision"])
+
+    def same(record: GpuRecord | None) -> GpuRecord:
+        assert record is not None
+        return GpuRecord(dict(record.capacity or {}), dict(record.usage or {}))  # equal, not the same object
+
+    def one_used(record: GpuRecord | None) -> GpuRecord:
+        assert record is not None
+        return GpuRecord(dict(record.capacity or {}), {"a": 1})
+
+    first = revision()
+    change = store.update("n1", same)
+    assert revision() == first
+    assert (change.before, change.after) == (GpuRecord({"a": 2}, {}), GpuRecord({"a": 2}, {}))
+    store.update("n1", one_used)
+    assert revision() > first
+    assert store.get("n1") == GpuRecord({"a": 2}, {"a": 1})
+
+
 def test_delete_of_a_missing_node_succeeds(etcd: DevEtcd, prefix: str, transport: str) -> None:
     store = store_for(etcd, prefix, transport)
     store.delete("ghost")
