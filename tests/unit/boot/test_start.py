@@ -257,3 +257,14 @@ def test_the_tables_leave_docstrings_out_and_keep_asserts() -> None:
     assert namespace["f"](1) is None
     with pytest.raises(AssertionError, match="kept"):
         namespace["g"](0)
+
+
+def test_an_archive_that_cannot_be_opened_for_its_code_fails_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive, members = placed(tmp_path, codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT))
+    Path(archive).unlink()  # the index was read (zipimport caches the directory); the file is gone since
+    with pytest.raises(SystemExit) as exit_:
+        start.code_table(members, archive, "t", magic())
+    assert exit_.value.code == 128
+    assert capsys.readouterr().err == f"{archive}: cannot read the archive: No such file or directory\n"
