@@ -268,6 +268,38 @@ def test_a_zipapp_run_never_compiles_either(absolute_build: Path, plugin_dirs: d
     assert not [m for m in extra if not m.startswith(VALIDATORS)], extra
 
 
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_every_module_the_start_preloads_is_one_a_store_call_imports_anyway(
+    plugin: str, plugin_dirs: dict[str, Path]
+) -> None:
+    # The start loads build.py's EVERY_CALL (and what they import) before every call; a seed that left the
+    # call path would cost each call its loading, and no budget test would see it: run a call from the
+    # sources, without the start, and look.
+    sys.path.insert(0, str(ROOT))
+    try:
+        import build
+    finally:
+        sys.path.remove(str(ROOT))
+    probe = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "import plugins\n"
+        "from resource_extend import cli\n"
+        f"plugin = plugins.plugin({plugin!r})\n"
+        "verb = plugin.verb('get-node-resource-info')\n"
+        'status, out, err = cli.answer(plugin, verb, None, lambda limit: b\'{"nodename": "n1"}\')\n'
+        "assert status == 0, err\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=plugin_dirs[plugin], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    imported = set(done.stdout.split())
+    # A checkout compiles its validators with fastjsonschema; the executables' compiled ones import the shim
+    # (tests/test_validators.py holds them to raising only its exception).
+    assert not set(build.EVERY_CALL) - imported - {"resource_extend.schemaerror"}
+
+
 def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
     # What issue 13 measured, and what only help, source checkouts or the grpc transport may load.
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
