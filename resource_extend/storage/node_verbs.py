@@ -12,13 +12,13 @@ from resource_extend import params
 from resource_extend.nodeverbs import set_side
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import PAYLOADS, NodeRequest, check_rm_disks
-from resource_extend.storage.workload import WorkloadResource
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from resource_extend.nodeverbs import BeforeAfter, MostIdle
     from resource_extend.storage.record import NodeResourceJSON
+    from resource_extend.storage.workload import WorkloadResource
 
 StorageCall = Call[StorageRecord]
 

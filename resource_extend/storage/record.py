@@ -28,13 +28,14 @@ from resource_extend.storage.volume import (
     volumes_sub,
     volumes_to_json,
 )
-from resource_extend.storage.workload import WorkloadResource
 from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any, TypedDict
+
+    from resource_extend.storage.workload import WorkloadResource
 
     class NodeResourceJSON(TypedDict):
         """The wire and stored shape of a node's capacity or usage."""

@@ -13,25 +13,21 @@ from __future__ import annotations
 from resource_extend import params
 from resource_extend.decoding import control_character, strict_int
 from resource_extend.errors import InvalidStorage, InvalidVolume, PluginError
-from resource_extend.storage.binding import (
-    VolumeBinding,
-    merge_bindings,
-    parse_request_bindings,
-    total_size,
-    validate_bindings,
-)
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.size import parse_size, size_param
 from resource_extend.storage.volume import Volumes, volumes_total
-from resource_extend.storage.workload import WorkloadResource
 from resource_extend.typeshim import Fields
 
+# ``binding`` and ``workload`` (with ``plan``) are imported where a workload or its volumes are read: a node
+# verb without workloads, most store calls, loads neither (~30 KB of code and six classes per call).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from resource_extend.params import JSONObject
+    from resource_extend.storage.binding import VolumeBinding
+    from resource_extend.storage.workload import WorkloadResource
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -55,6 +51,8 @@ class WorkloadRequest(Fields):
     @classmethod
     def parse(cls, req: dict[str, Any]) -> WorkloadRequest:
         """Read ``workload_resource_request``; bad binding or size text is an error."""
+        from resource_extend.storage.binding import parse_request_bindings
+
         volumes_request = parse_request_bindings(_first_non_empty(req, _REQUEST_KEYS))
         volumes_limit = parse_request_bindings(_first_non_empty(req, _LIMIT_KEYS))
         storage_request = size_param(req, "storage-request")
@@ -68,6 +66,8 @@ class WorkloadRequest(Fields):
     def realloc_merge(self, current: WorkloadResource) -> WorkloadRequest:
         """The workload's new totals when this request is applied to what it holds (validate with
         ``fold=False``: the request's binding sizes are already counted into the storages here)."""
+        from resource_extend.storage.binding import merge_bindings, total_size
+
         return WorkloadRequest(
             merge_bindings(self.volumes_request, current.volumes_request),
             merge_bindings(self.volumes_limit, current.volumes_limit),
@@ -200,6 +200,8 @@ def _first_non_empty(req: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
 
 
 def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) -> PluginError | None:
+    from resource_extend.storage.binding import VolumeBinding, validate_bindings
+
     if len(requests) != len(limits):
         return InvalidVolume(f"different length of request and limit ({len(requests)} != {len(limits)})")
     try:
@@ -230,6 +232,8 @@ def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
     if request.storage_limit > 0 and request.storage_request > request.storage_limit:
         request.storage_limit = request.storage_request
     if fold:
+        from resource_extend.storage.binding import total_size
+
         request.storage_request += total_size(request.volumes_request)
         request.storage_limit += total_size(request.volumes_limit)
     return None
@@ -240,6 +244,8 @@ def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
 
 def workload(doc: JSONObject) -> WorkloadResource:
     """One entry of ``workloads_resource``: what a workload on the node holds; any bad binding text fails."""
+    from resource_extend.storage.workload import WorkloadResource
+
     return WorkloadResource.from_json(doc)
 
 
@@ -335,6 +341,8 @@ class Payloads:
         return WorkloadRequest.parse(value or {})
 
     def current(self, value: JSONObject | None) -> WorkloadResource:
+        from resource_extend.storage.workload import WorkloadResource
+
         return WorkloadResource.from_json(value)
 
     def items(self, request: WorkloadRequest) -> int:
