@@ -275,9 +275,7 @@ def rewrite_main(
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
 
             def add(member: str, data: bytes | str, compress: int = zipfile.ZIP_STORED) -> None:
-                info = zipfile.ZipInfo(member, (1980, 1, 1, 0, 0, 0))
-                info.external_attr = 0o644 << 16
-                dst.writestr(info, data, compress_type=compress)
+                dst.writestr(member_info(member), data, compress_type=compress)
 
             for info in src.infolist():
                 if info.filename.startswith("_bootstrap/"):
@@ -324,15 +322,20 @@ def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple
     from resource_extend.boot.start import FORMAT
 
     magic, blob, index = layout(table)
-    info = zipfile.ZipInfo(member.removesuffix(".marshal") + ".code", (1980, 1, 1, 0, 0, 0))
-    info.external_attr = 0o644 << 16
+    info = member_info(member.removesuffix(".marshal") + ".code")
     archive.writestr(info, blob, compress_type=zipfile.ZIP_STORED)
     at = info.header_offset + len(info.FileHeader())
-    data = index_member(FORMAT, magic, blob, index, at)
+    archive.writestr(
+        member_info(member), index_member(FORMAT, magic, blob, index, at), compress_type=zipfile.ZIP_STORED
+    )
+    return at, blob[:DIGEST]
+
+
+def member_info(member: str) -> zipfile.ZipInfo:
+    """A member as every build writes it: a fixed date (reproducible archives), readable by all."""
     info = zipfile.ZipInfo(member, (1980, 1, 1, 0, 0, 0))
     info.external_attr = 0o644 << 16
-    archive.writestr(info, data, compress_type=zipfile.ZIP_STORED)
-    return at, blob[:DIGEST]
+    return info
 
 
 # Compiles the zipapp __main__ (stdin) as an unchecked-hash pyc (stdout) with the interpreter that runs it.

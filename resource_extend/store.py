@@ -123,7 +123,7 @@ class NodeStore(Generic[R]):
         one bad record must not fail the answer for every other node. Single-node reads still fail on it.
         """
         wanted = list(dict.fromkeys(nodes))
-        decoded = dict(self.iter_many(wanted))
+        decoded = dict(self._read_many(wanted))
         return {node: decoded[node] for node in wanted}
 
     def iter_many(self, nodes: list[str]) -> Iterator[tuple[str, R]]:
@@ -131,7 +131,10 @@ class NodeStore(Generic[R]):
         which is etcd's order of their keys) and as the reads arrive: a caller that weighs each node in
         turn (get-nodes-deploy-capacity) holds one chunk's records at a time, not every node's (10,000
         nodes: ~22 MiB at the peak instead of ~45)."""
-        wanted = list(dict.fromkeys(nodes))
+        return self._read_many(list(dict.fromkeys(nodes)))
+
+    def _read_many(self, wanted: list[str]) -> Iterator[tuple[str, R]]:
+        """``iter_many`` of distinct nodes."""
         if not wanted:
             return
         if len(wanted) == 1:
