@@ -72,7 +72,9 @@ if TYPE_CHECKING:
 
 
 def add_node(call: Call[R]) -> RecordJSON:
-    request = params.AddNode.from_json(call.request, call.plugin.payloads)
+    from resource_extend.params.records import AddNode  # each verb creates its own request classes only
+
+    request = AddNode.from_json(call.request, call.plugin.payloads)
     node = request.nodename
     # The reference checks for an existing record before it reads the request's resources; an
     # unreadable record exists too (set-node-resource-info or remove-node replaces it).
@@ -88,13 +90,17 @@ def remove_node(call: Call[R]) -> Empty:
 
 
 def set_node_resource_info(call: Call[R]) -> Empty:
-    request = params.SetInfo.from_json(call.request, call.plugin.payloads)
+    from resource_extend.params.records import SetInfo
+
+    request = SetInfo.from_json(call.request, call.plugin.payloads)
     call.store.put(request.nodename, request.record)
     return {}
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
-    request = params.NodeWorkloads.from_json(call.request, call.plugin.payloads)
+    from resource_extend.params.nodeinfo import NodeWorkloads
+
+    request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
     try:
         record = call.store.get(request.nodename)
     except NodeNotExists:
@@ -104,8 +110,10 @@ def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
 
 
 def fix_node_resource(call: Call[R]) -> NodeInfo | None:
+    from resource_extend.params.nodeinfo import NodeWorkloads
+
     kind = call.plugin.kind
-    request = params.NodeWorkloads.from_json(call.request, call.plugin.payloads)
+    request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
     node, held = request.nodename, request.held()
 
     def change(stored: R | None) -> R:

@@ -3,6 +3,8 @@
 Core runs the plugin once per call, so every import is paid on every call: ``typing`` and ``dataclasses``
 (with the ``inspect`` it pulls in) cost more than serving the call (issue 13). The type checker reads
 the real ``typing`` names under ``if TYPE_CHECKING:``; at run time these take their place. No imports.
+A protocol has no stand-in: it is defined under ``if TYPE_CHECKING:`` too, since each class a call creates
+costs it as much as loading ~4 KB of code.
 """
 
 from __future__ import annotations
@@ -15,12 +17,6 @@ class Generic:
 
     def __class_getitem__(cls, _item: object) -> type:
         return cls
-
-
-class Protocol:
-    """``typing.Protocol`` at run time: a protocol is only read by the type checker, never instantiated."""
-
-    __slots__ = ()
 
 
 class Fields:

@@ -306,22 +306,23 @@ def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
 def shared_request_readers(payloads: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
     """What each request value of ``params`` holds when read with a plugin's ``payloads``, for the shapes
     params writes once for both plugins: the new side of the differential request tests."""
-    from resource_extend import params
+    from resource_extend.params.plans import Deploy, DeployCapacity, Realloc
+    from resource_extend.params.sides import SetUsage
 
     def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = params.SetUsage.from_json(req, payloads)
+        value = SetUsage.from_json(req, payloads)
         return value.nodename, value.resource, value.workloads, value.delta, value.incr
 
     def deploy_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = params.DeployCapacity.from_json(req, limits, payloads)
+        value = DeployCapacity.from_json(req, limits, payloads)
         return value.nodenames, value.request
 
     def deploy(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = params.Deploy.from_json(req, limits, payloads)
+        value = Deploy.from_json(req, limits, payloads)
         return value.nodename, value.count, value.request
 
     def realloc(req: dict[str, Any]) -> tuple[Any, ...]:
-        value = params.Realloc.from_json(req, limits, payloads)
+        value = Realloc.from_json(req, limits, payloads)
         return value.nodename, value.request, value.current
 
     return {

@@ -45,6 +45,8 @@ the command line, verb table, config and its work bounds, JSON, schema checks, s
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.decoding resource_extend.store resource_extend.params resource_extend.nodeverbs
     resource_extend.typeshim
+the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
+    resource_extend.params.nodeinfo resource_extend.params.sides resource_extend.params.plans
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
     resource_extend.etcd.gateway resource_extend.etcd.connection

@@ -6,13 +6,14 @@ set-node-resource-usage. Unknown nodes read as the empty record, as the referenc
 
 from __future__ import annotations
 
-from resource_extend import deploy, params
+from resource_extend import deploy
 from resource_extend.capacity import deploy_capacity_response
 from resource_extend.counted import prodmap
 from resource_extend.counted.record import CountedRecord
 from resource_extend.counted.request import Payloads
 from resource_extend.counted.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
 from resource_extend.errors import PluginError
+from resource_extend.params.plans import Deploy, DeployCapacity, Realloc
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
@@ -29,7 +30,7 @@ CountedCall = Call[CountedRecord]
 
 
 def get_nodes_deploy_capacity(call: CountedCall) -> DeployCapacityJSON:
-    request = params.DeployCapacity.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
+    request = DeployCapacity.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     records = call.store.iter_many(request.nodenames)
     return deploy_capacity_response(records, lambda record: node_deploy_capacity(record, request.request))
 
@@ -44,7 +45,7 @@ def explainer(
 
 
 def calculate_deploy(call: CountedCall) -> Plans[ProdMapJSON, ProdMapJSON]:
-    request = params.Deploy.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
+    request = Deploy.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     record, known = deploy.target_record(call, request.nodename)
     try:
         allocate(record.available(), request.request, request.count)
@@ -55,7 +56,7 @@ def calculate_deploy(call: CountedCall) -> Plans[ProdMapJSON, ProdMapJSON]:
 
 
 def calculate_realloc(call: CountedCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
-    request = params.Realloc.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
+    request = Realloc.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)
     return {
         "engine_params": prodmap.to_json(wanted),

@@ -42,7 +42,9 @@ def _usage(record: CountedRecord) -> ProdMapJSON:
 
 
 def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    request = params.SetCapacity.from_json(call.request, Payloads(call.plugin.record))
+    from resource_extend.params.sides import SetCapacity  # each verb creates its own request classes only
+
+    request = SetCapacity.from_json(call.request, Payloads(call.plugin.record))
 
     def change(record: CountedRecord) -> CountedRecord:
         new = cards(request.request, request.resource, record.capacity)
@@ -52,7 +54,9 @@ def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
 
 
 def set_node_resource_usage(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    request = params.SetUsage.from_json(call.request, Payloads(call.plugin.record))
+    from resource_extend.params.sides import SetUsage
+
+    request = SetUsage.from_json(call.request, Payloads(call.plugin.record))
 
     def change(record: CountedRecord) -> CountedRecord:
         usage = combine(record.usage, request.resource, request.workloads, request.delta, request.incr)

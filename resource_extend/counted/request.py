@@ -1,12 +1,12 @@
 """A counted plugin's requests, one value per verb, each read and checked once where the call starts.
 
-As the reference decodes a request into a struct before its logic runs, a handler reads its request here
-and then works on the value; the fields are read in the order, and refused with the messages, they always
-were. add-node's cards and get-node-resource-info's workloads are decoded later (``params.AddNode.record``,
-``params.NodeWorkloads.held``): the reference reads them only after the store has answered. The verbs' shapes
-are ``params``'s, shared with the storage plugin; what is a counted plugin's own is how it reads its count
-maps (``Payloads``, which names the plugin in its refusals: ``invalid gpu map``), and set-node-resource-capacity's
-cards, which follow rules of their own (``cards``).
+As the reference decodes a request into a struct before its logic runs, a handler reads its request here and
+then works on the value; the fields are read in the order, and refused with the messages, they always were.
+add-node's cards and get-node-resource-info's workloads are decoded later (``params.records.AddNode.record``,
+``params.nodeinfo.NodeWorkloads.held``): the reference reads them only after the store has answered. The
+verbs' shapes are ``params``'s, shared with the storage plugin; what is a counted plugin's own is how it reads
+its count maps (``Payloads``, which names the plugin in its refusals: ``invalid gpu map``), and
+set-node-resource-capacity's cards, which follow rules of their own (``cards``).
 """
 
 from __future__ import annotations

@@ -8,10 +8,10 @@ the request and render the answer.
 
 from __future__ import annotations
 
-from resource_extend import params
 from resource_extend.capacity import deploy_capacity_response
 from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
+from resource_extend.params.plans import Deploy, DeployCapacity, Realloc
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS
 from resource_extend.storage.scheduler.workloads import DeployCount, deploy, realloc
@@ -35,7 +35,7 @@ StorageCall = Call[StorageRecord]
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
-    request = params.DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
+    request = DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
     bound = call.config.bounds.max_deploy_count
     return deploy_capacity_response(call.store.iter_many(request.nodenames), DeployCount(request.request, bound))
 
@@ -51,7 +51,7 @@ def explainer(
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
-    request = params.Deploy.from_json(call.request, call.config.bounds, PAYLOADS)
+    request = Deploy.from_json(call.request, call.config.bounds, PAYLOADS)
     record, known = target_record(call, request.nodename)
     try:
         engines, resources = deploy(record, request.request, request.count)
@@ -64,6 +64,6 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
-    request = params.Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
+    request = Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
     engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.current)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

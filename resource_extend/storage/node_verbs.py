@@ -90,7 +90,9 @@ def _usage_after(record: StorageRecord) -> NodeResourceJSON:
 
 
 def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    request = params.SetCapacity.from_json(call.request, PAYLOADS)
+    from resource_extend.params.sides import SetCapacity  # each verb creates its own request classes only
+
+    request = SetCapacity.from_json(call.request, PAYLOADS)
 
     def change(record: StorageRecord) -> StorageRecord:
         capacity = new_capacity(_capacity(record), request.request, request.resource, request.delta, request.incr)
@@ -100,7 +102,9 @@ def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSO
 
 
 def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    request = params.SetUsage.from_json(call.request, PAYLOADS)
+    from resource_extend.params.sides import SetUsage
+
+    request = SetUsage.from_json(call.request, PAYLOADS)
 
     def change(record: StorageRecord) -> StorageRecord:
         usage = combine(_usage(record), request.resource, request.workloads, request.delta, request.incr)

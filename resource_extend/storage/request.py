@@ -3,9 +3,9 @@
 A handler reads its request here once, where the call starts, as the reference decodes a request into a
 struct before its logic runs, and then works on the value; the fields are read in the order, and refused
 with the messages, they always were. add-node's resource and get-node-resource-info's workloads are
-decoded later (``params.AddNode.record``, ``params.NodeWorkloads.held``): the reference reads them only after the store
-has answered. ``WorkloadRequest`` and ``NodeRequest`` read core's loosely typed resource maps the way the
-reference does (aliases, human sizes, non-string list elements dropped).
+decoded later (``params.records.AddNode.record``, ``params.nodeinfo.NodeWorkloads.held``): the reference
+reads them only after the store has answered. ``WorkloadRequest`` and ``NodeRequest`` read core's loosely
+typed resource maps the way the reference does (aliases, human sizes, non-string list elements dropped).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend import explain, params
+from resource_extend import explain
 from resource_extend.bounds import Bounds
 from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
@@ -20,6 +20,7 @@ from resource_extend.counted import scheduler as gpu_scheduler
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.counted.request import Payloads as GpuPayloads
 from resource_extend.errors import PluginError
+from resource_extend.params.plans import DeployCapacity
 from resource_extend.storage import calculate_verbs as storage_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS as STORAGE_PAYLOADS
@@ -37,13 +38,13 @@ def config(max_deploy_count: int = 1000) -> Config:
 def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], bound: int) -> dict[str, Any]:
     """get-nodes-deploy-capacity's answer for these records, as the verb computes it after its read."""
     if plugin == "gpu":
-        gpu = params.DeployCapacity.from_json(request, Bounds("test.yaml"), GpuPayloads(GpuRecord))
+        gpu = DeployCapacity.from_json(request, Bounds("test.yaml"), GpuPayloads(GpuRecord))
         return dict(
             deploy_capacity_response(
                 sorted(records.items()), lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)
             )
         )
-    storage = params.DeployCapacity.from_json(request, Bounds("test.yaml"), STORAGE_PAYLOADS)
+    storage = DeployCapacity.from_json(request, Bounds("test.yaml"), STORAGE_PAYLOADS)
     return dict(
         deploy_capacity_response(
             sorted(records.items()), lambda r: storage_workloads.node_deploy_capacity(r, storage.request, bound)

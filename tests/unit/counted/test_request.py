@@ -12,11 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resource_extend import params
 from resource_extend.counted import request
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.counted.prodmap import MaybeMap
 from resource_extend.errors import PluginError
+from resource_extend.params.nodeinfo import NodeWorkloads
+from resource_extend.params.plans import Deploy
+from resource_extend.params.records import AddNode, SetInfo
+from resource_extend.params.sides import SetCapacity
 from tests.support import DeployLimits, examples, read_whole_or_refused, shared_request_readers
 
 LIMITS = DeployLimits("gpu.yaml")
@@ -27,17 +30,17 @@ PAYLOADS = request.Payloads(GpuRecord)
 
 
 def new_add_node(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.AddNode.from_json(req, PAYLOADS)
+    value = AddNode.from_json(req, PAYLOADS)
     return value.nodename, value.info, value.record().capacity
 
 
 def new_set_info(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.SetInfo.from_json(req, PAYLOADS)
+    value = SetInfo.from_json(req, PAYLOADS)
     return value.nodename, value.record
 
 
 def new_node_workloads(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.NodeWorkloads.from_json(req, PAYLOADS)
+    value = NodeWorkloads.from_json(req, PAYLOADS)
     return value.nodename, value.held()
 
 
@@ -46,7 +49,7 @@ STORED: list[MaybeMap] = [None, {}, {"a": 1}]
 
 
 def new_set_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.SetCapacity.from_json(req, PAYLOADS)
+    value = SetCapacity.from_json(req, PAYLOADS)
     return (
         value.nodename,
         [request.cards(value.request, value.resource, stored) for stored in STORED],
@@ -118,7 +121,7 @@ def test_a_request_the_schema_passes_is_read_whole_or_refused_in_one_line(verb: 
 
 def test_add_node_decodes_its_cards_only_when_the_record_is_asked_for() -> None:
     # The store's "node already exists" must answer before a bad resource is refused, as in the reference.
-    value = params.AddNode.from_json({"nodename": "n1", "resource": {"prod_count_map": {"a": -1}}}, PAYLOADS)
+    value = AddNode.from_json({"nodename": "n1", "resource": {"prod_count_map": {"a": -1}}}, PAYLOADS)
     assert value.nodename == "n1"
     with pytest.raises(PluginError, match="invalid gpu map"):
         value.record()
@@ -126,33 +129,31 @@ def test_add_node_decodes_its_cards_only_when_the_record_is_asked_for() -> None:
 
 def test_add_node_refuses_a_bad_name_or_engine_report_at_once() -> None:
     with pytest.raises(PluginError, match="node name is empty"):
-        params.AddNode.from_json({"resource": {"prod_count_map": {"a": -1}}}, PAYLOADS)
+        AddNode.from_json({"resource": {"prod_count_map": {"a": -1}}}, PAYLOADS)
     with pytest.raises(PluginError, match=re.escape("info.NCPU")):
-        params.AddNode.from_json({"nodename": "n1", "info": {"NCPU": "x"}}, PAYLOADS)
+        AddNode.from_json({"nodename": "n1", "info": {"NCPU": "x"}}, PAYLOADS)
 
 
 def test_add_node_falls_back_to_the_engines_report_when_the_request_has_no_cards() -> None:
     reported = {"nodename": "n1", "resource": {}, "info": {"Resources": {"gpu": {"prod_count_map": {"a": 2}}}}}
-    assert params.AddNode.from_json(reported, PAYLOADS).record() == GpuRecord({"a": 2}, {})
+    assert AddNode.from_json(reported, PAYLOADS).record() == GpuRecord({"a": 2}, {})
 
 
 def test_node_workloads_parse_only_when_held_is_asked_for() -> None:
-    value = params.NodeWorkloads.from_json(
-        {"nodename": "n1", "workloads_resource": [{"prod_count_map": 5}, "x"]}, PAYLOADS
-    )
+    value = NodeWorkloads.from_json({"nodename": "n1", "workloads_resource": [{"prod_count_map": 5}, "x"]}, PAYLOADS)
     assert value.nodename == "n1"
     with pytest.raises(PluginError, match=re.escape("workloads_resource[].prod_count_map")):
         value.held()
 
 
 def test_an_absolute_capacity_request_without_a_card_map_keeps_the_stored_cards() -> None:
-    value = params.SetCapacity.from_json({"nodename": "n1", "resource_request": {}, "resource": None}, PAYLOADS)
+    value = SetCapacity.from_json({"nodename": "n1", "resource_request": {}, "resource": None}, PAYLOADS)
     assert request.cards(value.request, value.resource, {"a": 4}) == {"a": 4}
-    delta = params.SetCapacity.from_json({"nodename": "n1", "resource_request": {}, "delta": True}, PAYLOADS)
+    delta = SetCapacity.from_json({"nodename": "n1", "resource_request": {}, "delta": True}, PAYLOADS)
     assert request.cards(delta.request, delta.resource, {"a": 4}) == {}
 
 
 def test_deploy_count_above_the_config_is_refused_before_the_cards_are_read() -> None:
     req = {"nodename": "n1", "deploy_count": 11, "workload_resource_request": {"prod_count_map": {"a": 0}}}
     with pytest.raises(PluginError, match=re.escape("scheduler.max_deploy_count of gpu.yaml is 10")):
-        params.Deploy.from_json(req, LIMITS, PAYLOADS)
+        Deploy.from_json(req, LIMITS, PAYLOADS)

@@ -15,8 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resource_extend import params
 from resource_extend.errors import PluginError
+from resource_extend.params.nodeinfo import NodeWorkloads
+from resource_extend.params.plans import Deploy
+from resource_extend.params.records import AddNode, SetInfo
+from resource_extend.params.sides import SetCapacity, SetUsage
 from resource_extend.storage import request
 from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.record import NodeResource, StorageRecord
@@ -31,22 +34,22 @@ LIMITS = DeployLimits("storage.yaml")
 
 
 def new_add_node(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.AddNode.from_json(req, request.PAYLOADS)
+    value = AddNode.from_json(req, request.PAYLOADS)
     return value.nodename, value.info, value.record()
 
 
 def new_set_info(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.SetInfo.from_json(req, request.PAYLOADS)
+    value = SetInfo.from_json(req, request.PAYLOADS)
     return value.nodename, value.record
 
 
 def new_node_workloads(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.NodeWorkloads.from_json(req, request.PAYLOADS)
+    value = NodeWorkloads.from_json(req, request.PAYLOADS)
     return value.nodename, value.held()
 
 
 def new_set_capacity(req: dict[str, Any]) -> tuple[Any, ...]:
-    value = params.SetCapacity.from_json(req, request.PAYLOADS)
+    value = SetCapacity.from_json(req, request.PAYLOADS)
     return value.nodename, value.request, value.resource, value.delta, value.incr
 
 
@@ -138,19 +141,19 @@ def test_a_request_the_schema_passes_is_read_whole_or_refused_in_one_line(verb: 
 
 def test_add_node_decodes_its_resource_only_when_the_record_is_asked_for() -> None:
     # The store's "node already exists" must answer before a bad resource is refused, as in the reference.
-    value = params.AddNode.from_json({"nodename": "n1", "resource": {"volumes": ["bad"]}}, request.PAYLOADS)
+    value = AddNode.from_json({"nodename": "n1", "resource": {"volumes": ["bad"]}}, request.PAYLOADS)
     assert value.nodename == "n1"
     with pytest.raises(PluginError, match="invalid volume"):
         value.record()
 
 
 def test_add_node_takes_80_percent_of_the_engines_storage_when_the_request_has_none() -> None:
-    value = params.AddNode.from_json({"nodename": "n1", "info": {"StorageTotal": 1000}}, request.PAYLOADS)
+    value = AddNode.from_json({"nodename": "n1", "info": {"StorageTotal": 1000}}, request.PAYLOADS)
     assert value.record() == StorageRecord(NodeResource({}, [], 800), NodeResource())
 
 
 def test_node_workloads_parse_only_when_held_is_asked_for() -> None:
-    value = params.NodeWorkloads.from_json(
+    value = NodeWorkloads.from_json(
         {"nodename": "n1", "workloads_resource": [{"volumes_request": ["::"]}]}, request.PAYLOADS
     )
     assert value.nodename == "n1"
@@ -160,7 +163,7 @@ def test_node_workloads_parse_only_when_held_is_asked_for() -> None:
 
 def test_a_rollback_snapshot_is_restored_as_it_is() -> None:
     snapshot = {"volumes": {"/data0": 1024}, "disks": [], "storage": 2048}
-    value = params.SetCapacity.from_json({"nodename": "n1", "resource_request": snapshot}, request.PAYLOADS)
+    value = SetCapacity.from_json({"nodename": "n1", "resource_request": snapshot}, request.PAYLOADS)
     assert value.request is None
     assert value.resource == NodeResource({"/data0": 1024}, [], 2048)
 
@@ -168,18 +171,18 @@ def test_a_rollback_snapshot_is_restored_as_it_is() -> None:
 def test_rm_disks_with_delta_is_refused_as_the_request_is_read() -> None:
     req = {"nodename": "n1", "resource_request": {"rm-disks": "/dev/vda"}, "delta": True}
     with pytest.raises(PluginError, match=re.escape('rm-disks "/dev/vda" cannot be used with delta')):
-        params.SetCapacity.from_json(req, request.PAYLOADS)
+        SetCapacity.from_json(req, request.PAYLOADS)
 
 
 def test_set_usage_reads_no_stored_form_resource_when_a_request_is_given() -> None:
     req = {"nodename": "n1", "resource_request": {"storage": "1K"}, "resource": {"storage": "not stored form"}}
-    assert params.SetUsage.from_json(req, request.PAYLOADS).resource == NodeResource({}, [], 1024)
+    assert SetUsage.from_json(req, request.PAYLOADS).resource == NodeResource({}, [], 1024)
 
 
 def test_a_new_workload_with_a_negative_volume_is_refused() -> None:
     req = {"nodename": "n1", "workload_resource_request": {"volumes": ["AUTO:/d:rw:-1G"]}}
     with pytest.raises(PluginError, match="negative size"):
-        params.Deploy.from_json(req, LIMITS, request.PAYLOADS)
+        Deploy.from_json(req, LIMITS, request.PAYLOADS)
 
 
 # §5 workload requests ------------------------------------------------------------------------------------
@@ -415,8 +418,8 @@ def test_a_deploy_request_refuses_its_first_bad_field_first() -> None:
     # The order the handler read them in: the node's name, deploy_count, then the workload's request.
     bad = {"workload_resource_request": {"volumes": ["::bad::"], "storage": "10X"}}
     with pytest.raises(PluginError, match="node name is empty"):
-        params.Deploy.from_json({"deploy_count": 11, **bad}, LIMITS, request.PAYLOADS)
+        Deploy.from_json({"deploy_count": 11, **bad}, LIMITS, request.PAYLOADS)
     with pytest.raises(PluginError, match=re.escape("scheduler.max_deploy_count of storage.yaml is 10")):
-        params.Deploy.from_json({"nodename": "n1", "deploy_count": 11, **bad}, LIMITS, request.PAYLOADS)
+        Deploy.from_json({"nodename": "n1", "deploy_count": 11, **bad}, LIMITS, request.PAYLOADS)
     with pytest.raises(PluginError, match=re.escape("dest must be provided: ::bad::")):
-        params.Deploy.from_json({"nodename": "n1", "deploy_count": 1, **bad}, LIMITS, request.PAYLOADS)
+        Deploy.from_json({"nodename": "n1", "deploy_count": 1, **bad}, LIMITS, request.PAYLOADS)

@@ -3,8 +3,13 @@
 Core and the reference agree on lenient readers for scalar fields (``nodename`` that is not a string is
 "empty", any present non-false value of a flag is true) and on strict decoding for resource objects.
 These helpers keep those rules in one place so every verb reads its request the same way. Each verb's
-request value is here, the envelope read once for every plugin; the plugin's own payloads are read by the
-``Payloads`` object its manifest gives (its ``request`` module's), so a plugin never subclasses these.
+request value is in a module of this package by verb family (``records``: add-node and
+set-node-resource-info; ``nodeinfo``: get-node-resource-info and fix-node-resource; ``sides``:
+set-node-resource-capacity and -usage; ``plans``: the calculate verbs), the envelope read once for every
+plugin; the plugin's own payloads are read by the ``Payloads`` object its manifest gives (its ``request``
+module's), so a plugin never subclasses these. A handler imports its family's module where it reads its
+request, so a call creates the classes of its own verb's family only (a class costs a call as much as
+~4 KB of code to load, whatever its size).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, Protocol, TypeVar
+    from typing import Any, Callable, Protocol, TypeVar
 
     from resource_extend.bounds import Bounds
 
@@ -29,10 +34,7 @@ if TYPE_CHECKING:
     D = TypeVar("D")
     H = TypeVar("H")
 else:
-    from resource_extend.typeshim import Generic
-
     JSONObject = dict
-    R = W = N = P = Q = D = H = None
 
 # The key core passes the workloads on a node under, to the verbs that reconcile or set usage from them.
 WORKLOADS = "workloads_resource"
@@ -205,181 +207,3 @@ if TYPE_CHECKING:
         def change_items(self, change: D) -> int: ...
 
         def current_items(self, current: H) -> int: ...
-
-
-class AddNode(Generic[R]):
-    """add-node's request: the node, the engine's report (``engine_info``) and the plugin's ``resource``
-    object, which the plugin decodes only after the store has said the node is new (``record``): the
-    reference checks for an existing record before it reads the resources, so that check must answer first."""
-
-    __slots__ = ("info", "nodename", "payloads", "resource")
-
-    def __init__(
-        self,
-        nodename: str,
-        info: JSONObject,
-        resource: JSONObject | None,
-        payloads: Payloads[R, Any, Any, Any, Any, Any, Any],
-    ) -> None:
-        self.nodename = nodename
-        self.info = info
-        self.resource = resource
-        self.payloads = payloads
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, payloads: Payloads[R, Any, Any, Any, Any, Any, Any]) -> AddNode[R]:
-        return cls(nodename(doc), engine_info(doc), obj(doc, "resource"), payloads)
-
-    def record(self) -> R:
-        """The record add-node creates: the request's resource, else the engine's report; nothing used."""
-        return self.payloads.added(self.resource, self.info)
-
-
-class NodeWorkloads(Generic[W]):
-    """get-node-resource-info's and fix-node-resource's request: the node and the objects of its
-    ``workloads_resource``, which the plugin parses (``held``) when the verb needs them: get-node-resource-info
-    reads the record first, as the reference does, so an unknown node answers null whatever they hold."""
-
-    __slots__ = ("nodename", "payloads", "workloads")
-
-    def __init__(
-        self, nodename: str, workloads: list[JSONObject], payloads: Payloads[Any, W, Any, Any, Any, Any, Any]
-    ) -> None:
-        self.nodename = nodename
-        self.workloads = workloads
-        self.payloads = payloads
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, payloads: Payloads[Any, W, Any, Any, Any, Any, Any]) -> NodeWorkloads[W]:
-        return cls(nodename(doc), obj_list(doc, WORKLOADS) or [], payloads)
-
-    def held(self) -> list[W]:
-        return [self.payloads.workload(doc) for doc in self.workloads]
-
-
-# The shapes below are each verb's request with the plugin's own payloads read by its ``Payloads``: the
-# envelope, and the order its fields are read and refused in, is one.
-
-
-class SetInfo(Generic[R]):
-    """set-node-resource-info's request: the record to store, from ``capacity`` and ``usage``."""
-
-    __slots__ = ("nodename", "record")
-
-    def __init__(self, nodename: str, record: R) -> None:
-        self.nodename = nodename
-        self.record = record
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, payloads: Payloads[R, Any, Any, Any, Any, Any, Any]) -> SetInfo[R]:
-        name = nodename(doc)
-        return cls(name, payloads.record(obj(doc, "capacity"), obj(doc, "usage")))
-
-
-class SetCapacity(Generic[P, N]):
-    """set-node-resource-capacity's request: ``request`` (``resource_request`` in the plugin's request form,
-    which wins) or ``resource`` (its stored form)."""
-
-    __slots__ = ("delta", "incr", "nodename", "request", "resource")
-
-    def __init__(self, nodename: str, request: P, resource: N, delta: bool, incr: bool) -> None:
-        self.nodename = nodename
-        self.request = request
-        self.resource = resource
-        self.delta = delta
-        self.incr = incr
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, payloads: Payloads[Any, Any, N, P, Any, Any, Any]) -> SetCapacity[P, N]:
-        # The flags never refuse a request, so reading them before the resources changes no error.
-        name = nodename(doc)
-        delta, incr = flag(doc, "delta"), flag(doc, "incr")
-        request, resource = payloads.capacity(doc, delta, incr)
-        return cls(name, request, resource, delta, incr)
-
-
-class SetUsage(Generic[N, W]):
-    """set-node-resource-usage's request: ``resource`` (the plugin reads ``resource_request``, else
-    ``resource``) wins over the workloads."""
-
-    __slots__ = ("delta", "incr", "nodename", "resource", "workloads")
-
-    def __init__(self, nodename: str, resource: N, workloads: list[W], delta: bool, incr: bool) -> None:
-        self.nodename = nodename
-        self.resource = resource
-        self.workloads = workloads
-        self.delta = delta
-        self.incr = incr
-
-    @classmethod
-    def from_json(cls, doc: JSONObject, payloads: Payloads[Any, W, N, Any, Any, Any, Any]) -> SetUsage[N, W]:
-        # The flags never refuse a request, so reading them before the resources changes no error.
-        name = nodename(doc)
-        delta, incr = flag(doc, "delta"), flag(doc, "incr")
-        resource = payloads.usage(doc)
-        return cls(name, resource, workloads(doc, payloads.workload), delta, incr)
-
-
-class DeployCapacity(Generic[Q]):
-    """get-nodes-deploy-capacity's request: the nodes (decision 13: ``[]`` is none) and one workload's request."""
-
-    __slots__ = ("nodenames", "request")
-
-    def __init__(self, nodenames: list[str], request: Q) -> None:
-        self.nodenames = nodenames
-        self.request = request
-
-    @classmethod
-    def from_json(
-        cls, doc: JSONObject, bounds: Bounds, payloads: Payloads[Any, Any, Any, Any, Q, Any, Any]
-    ) -> DeployCapacity[Q]:
-        names = bulk_nodenames(doc)
-        request = payloads.request(doc, "workload_resource")
-        # Every node is counted for this workload (decision 18): nodes x its bindings or products.
-        bounds.check_work(payloads.items(request), payloads.ITEMS, len(names), "nodes")
-        return cls(names, request)
-
-
-class Deploy(Generic[Q]):
-    """calculate-deploy's request: ``count`` workloads of ``request`` on one node."""
-
-    __slots__ = ("count", "nodename", "request")
-
-    def __init__(self, nodename: str, count: int, request: Q) -> None:
-        self.nodename = nodename
-        self.count = count
-        self.request = request
-
-    @classmethod
-    def from_json(
-        cls, doc: JSONObject, bounds: Bounds, payloads: Payloads[Any, Any, Any, Any, Q, Any, Any]
-    ) -> Deploy[Q]:
-        name = nodename(doc)
-        count = deploy_count(doc, bounds)
-        request = payloads.request(doc, "workload_resource_request")
-        bounds.check_work(payloads.items(request), payloads.ITEMS, count, "deploy_count")
-        return cls(name, count, request)
-
-
-class Realloc(Generic[D, H]):
-    """calculate-realloc's request: the change (``request``, from ``workload_resource_request``) to what the
-    workload holds (``current``, from ``workload_resource``)."""
-
-    __slots__ = ("current", "nodename", "request")
-
-    def __init__(self, nodename: str, request: D, current: H) -> None:
-        self.nodename = nodename
-        self.request = request
-        self.current = current
-
-    @classmethod
-    def from_json(
-        cls, doc: JSONObject, bounds: Bounds, payloads: Payloads[Any, Any, Any, Any, Any, D, H]
-    ) -> Realloc[D, H]:
-        name = nodename(doc)
-        request = payloads.change(obj(doc, "workload_resource_request"))
-        current = payloads.current(obj(doc, "workload_resource"))
-        # One workload, planned once: the change and the holdings are each a workload's worth (decision 18).
-        bounds.check_items(payloads.change_items(request), payloads.ITEMS)
-        bounds.check_items(payloads.current_items(current), payloads.ITEMS)
-        return cls(name, request, current)
