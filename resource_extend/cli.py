@@ -12,8 +12,8 @@ import posix  # os's C half: importing os would cost a call more than its etcd r
 import sys
 import time
 
-from resource_extend import __version__
-from resource_extend.errors import PluginError, UsageError
+from resource_extend import __version__, errors
+from resource_extend.errors import PluginError
 from resource_extend.verb import Call, Plugin, Verb
 
 TYPE_CHECKING = False
@@ -37,7 +37,7 @@ def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
     try:
         status = _dispatch(plugin, args)
-    except UsageError as exc:
+    except errors.UsageError as exc:
         _err(f"{_prog(plugin)}: {exc}")
         _err(_usage_line(plugin))
         status = EXIT_USAGE
@@ -70,13 +70,13 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         arg = args[i]
         if arg == "--config":
             if i + 1 >= len(args):
-                raise UsageError("--config needs a path")
+                raise errors.UsageError("--config needs a path")
             config_flag = args[i + 1]
             i += 2
             continue
         if arg == "--node":
             if i + 1 >= len(args):
-                raise UsageError("--node needs a node name")
+                raise errors.UsageError("--node needs a node name")
             nodes.append(args[i + 1])
             i += 2
             continue
@@ -94,7 +94,7 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
             _out(_version_text())
             return 0
         elif arg.startswith("-") and arg != "-":
-            raise UsageError(f"unknown option {arg!r}")
+            raise errors.UsageError(f"unknown option {arg!r}")
         else:
             positional.append(arg)
         i += 1
@@ -103,7 +103,7 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         if want_help:
             _out(_help_text(plugin))
             return 0
-        raise UsageError("no verb given")
+        raise errors.UsageError("no verb given")
     name, extra = positional[0], positional[1:]
     if name in ("help", "h"):
         if not extra:
@@ -111,17 +111,17 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
             return 0
         name, extra, want_help = extra[0], extra[1:], True
     if extra:
-        raise UsageError(f"unexpected argument {extra[0]!r} after the verb (the request goes on stdin)")
+        raise errors.UsageError(f"unexpected argument {extra[0]!r} after the verb (the request goes on stdin)")
     if name == EXPLAIN and not want_help:
         return _explain(plugin, config_flag, as_json, nodes)
     if nodes:
-        raise UsageError("--node is an option of explain only")
+        raise errors.UsageError("--node is an option of explain only")
     if name == DOCTOR and not want_help:
         return _doctor(plugin, config_flag, as_json, verbose)
     if verbose:
-        raise UsageError("--verbose is an option of doctor only")
+        raise errors.UsageError("--verbose is an option of doctor only")
     if as_json:
-        raise UsageError("--json is an option of doctor and explain only")
+        raise errors.UsageError("--json is an option of doctor and explain only")
     if name == EXPLAIN:
         _out(_explain_help(plugin))
         return 0
@@ -129,7 +129,7 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         _out(_doctor_help(plugin))
         return 0
     if name not in _all_verbs(plugin):
-        raise UsageError(_unknown_verb(plugin, name))
+        raise errors.UsageError(_unknown_verb(plugin, name))
     if want_help:
         _out(_verb_help(plugin, name))
         return 0

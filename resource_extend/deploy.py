@@ -4,7 +4,8 @@ a node without a record fails. How many workloads a call may plan is read with t
 
 from __future__ import annotations
 
-from resource_extend.errors import NodeNotExists, PluginError
+from resource_extend import errors
+from resource_extend.errors import PluginError
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
@@ -20,7 +21,7 @@ def target_record(call: Call[R], node: str) -> tuple[R, bool]:
     """The node's record (empty when it has none, as the reference reads it) and whether it has one."""
     try:
         return call.store.get(node), True
-    except NodeNotExists:
+    except errors.NodeNotExists:
         return call.plugin.record.empty(), False
 
 

@@ -11,8 +11,8 @@ from its manifest.
 
 from __future__ import annotations
 
-from resource_extend import params
-from resource_extend.errors import NodeNotExists, PluginError
+from resource_extend import errors, params
+from resource_extend.errors import PluginError
 from resource_extend.store import check_node_name
 from resource_extend.verb import Call, Verb
 
@@ -103,7 +103,7 @@ def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
     request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
     try:
         record = call.store.get(request.nodename)
-    except NodeNotExists:
+    except errors.NodeNotExists:
         return None  # the reference answers null for a node it has no record of
     # Read before the workloads are parsed, as the reference does: an unknown node is null whatever they hold.
     return _info(record, call.plugin.kind.reconcile(record, request.held())[1])
@@ -118,13 +118,13 @@ def fix_node_resource(call: Call[R]) -> NodeInfo | None:
 
     def change(stored: R | None) -> R:
         if stored is None:
-            raise NodeNotExists(node)
+            raise errors.NodeNotExists(node)
         fixed, diffs = kind.reconcile(stored, held)
         return fixed if diffs else stored
 
     try:
         done = call.store.update(node, change)
-    except NodeNotExists:
+    except errors.NodeNotExists:
         return None  # decision 13: like get-node-resource-info, and nothing is written
     assert done.before is not None
     return _info(done.after, kind.reconcile(done.before, held)[1])

@@ -11,8 +11,9 @@ name no operator could have meant is refused before any write.
 
 from __future__ import annotations
 
+from resource_extend import errors
 from resource_extend.decoding import control_character
-from resource_extend.errors import AmbiguousWrite, Conflict, NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd import kv
 from resource_extend.etcd.policy import backoff
 
@@ -105,7 +106,7 @@ class NodeStore(Generic[R]):
     def get(self, node: str) -> R:
         entry = self._kv.get(self.key(node))
         if entry is None:
-            raise NodeNotExists(node)
+            raise errors.NodeNotExists(node)
         return self._decode(node, entry.value)
 
     def get_or_empty(self, node: str) -> R:
@@ -165,7 +166,7 @@ class NodeStore(Generic[R]):
             if self._kv.get(key) is not None:
                 raise PluginError(f"node already exists: {node}")
             backoff(attempt)
-        raise Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
+        raise errors.Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
 
     def put(self, node: str, record: R) -> R:
         """Overwrite unconditionally: for writes that do not depend on what was stored (even unreadable)."""
@@ -198,7 +199,7 @@ class NodeStore(Generic[R]):
             if self._put_if(key, data, 0 if entry is None else entry.mod_revision):
                 return Change(before, after)
             backoff(attempt)
-        raise Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
+        raise errors.Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
 
     def _storable(self, node: str, record: R) -> tuple[R, bytes]:
         """The checked record and its bytes, proven readable by decoding them again (decision 9)."""

@@ -6,7 +6,8 @@ engine form is what a container runtime is given.
 
 from __future__ import annotations
 
-from resource_extend.errors import InvalidVolume, PluginError
+from resource_extend import errors
+from resource_extend.errors import PluginError
 from resource_extend.storage.disk import Quota, QuotaHolder
 from resource_extend.storage.size import parse_size
 
@@ -34,7 +35,7 @@ def _check_flags(text: str, flags: str) -> None:
     letters_ok = set(flags) <= _FLAG_LETTERS and all(flags.count(letter) <= 1 for letter in "rwm")
     if letters_ok and flags.count("o") <= flags.count("r") + flags.count("w"):
         return
-    raise InvalidVolume(
+    raise errors.InvalidVolume(
         f"volume binding {text!r}: flags {flags!r}: use the letters r, w, o, m, each at most once (e.g. rw, ro, rwm)"
     )
 
@@ -61,7 +62,7 @@ class VolumeBinding(QuotaHolder):
     def parse(cls, text: str) -> VolumeBinding:
         parts = text.split(":")
         if not 2 <= len(parts) <= 8:
-            raise InvalidVolume(
+            raise errors.InvalidVolume(
                 f"volume binding {text!r} has {len(parts)} field{'s' if len(parts) != 1 else ''}, wants 2 to 8: "
                 f"{_GRAMMAR} (e.g. AUTO:/data:rw:10G)"
             )
@@ -72,7 +73,7 @@ class VolumeBinding(QuotaHolder):
         # Flags are a bag of letters; sorting makes "wrm" and "mrw" the same binding.
         flags = "".join(sorted(parts[2])) or "rw"
         if not parts[1]:
-            raise InvalidVolume(f"dest must be provided: {text}")
+            raise errors.InvalidVolume(f"dest must be provided: {text}")
         return cls(parts[0], parts[1], flags, size, *quota)
 
     @property
@@ -156,9 +157,9 @@ def total_size(bindings: Iterable[VolumeBinding]) -> int:
 def validate_bindings(bindings: Iterable[VolumeBinding]) -> None:
     for binding in bindings:
         if binding.monopoly and binding.size <= 0:
-            raise InvalidVolume(f"monopoly volume requires a positive size: {binding}")
+            raise errors.InvalidVolume(f"monopoly volume requires a positive size: {binding}")
         if not binding.valid_io:
-            raise InvalidVolume(f"invalid io parameters: {binding}")
+            raise errors.InvalidVolume(f"invalid io parameters: {binding}")
 
 
 def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) -> list[VolumeBinding]:

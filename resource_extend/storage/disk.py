@@ -6,9 +6,9 @@ list is often both a stored record's and an intermediate result's.
 
 from __future__ import annotations
 
-from resource_extend import decoding
+from resource_extend import decoding, errors
 from resource_extend.decoding import parse_int64
-from resource_extend.errors import InvalidDisk, PluginError
+from resource_extend.errors import PluginError
 from resource_extend.storage.size import parse_size
 from resource_extend.typeshim import Fields
 
@@ -128,13 +128,13 @@ class Disk(QuotaHolder):
                 parse_size(parts[5]),
             )
         except PluginError as cause:
-            raise InvalidDisk(f"wrong disk format: {text}, {cause}") from None
+            raise errors.InvalidDisk(f"wrong disk format: {text}, {cause}") from None
 
     @classmethod
     def from_json(cls, value: Any) -> Disk:
         source = decoding.object_or_none(value, "disk")
         if source is None:
-            raise InvalidDisk("disk must be an object, not null")
+            raise errors.InvalidDisk("disk must be an object, not null")
         mounts = decoding.list_field(source, "mounts", "disk")
         quota = (source.get("read_IOPS"), source.get("write_IOPS"), source.get("read_bps"), source.get("write_bps"))
         return cls.holding(

@@ -10,9 +10,9 @@ typed resource maps the way the reference does (aliases, human sizes, non-string
 
 from __future__ import annotations
 
-from resource_extend import params
+from resource_extend import errors, params
 from resource_extend.decoding import control_character, strict_int
-from resource_extend.errors import InvalidStorage, InvalidVolume, PluginError
+from resource_extend.errors import PluginError
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.size import parse_size, size_param
@@ -124,7 +124,7 @@ class NodeRequest(Fields):
         for text in params.string_list(req, "volumes"):
             parts = text.split(":")
             if len(parts) != 2:
-                raise InvalidVolume(
+                raise errors.InvalidVolume(
                     f"volume should have 2 parts, device:size (e.g. /data0:1T), not {len(parts)}: {text!r}"
                 )
             check_volume_device(parts[0], text)
@@ -169,7 +169,7 @@ def check_volume_device(device: str, text: str) -> None:
     ``/`` is an absolute path and stays valid (disk mounts use it too)."""
     if device.startswith("/") and "," not in device and control_character(device) is None:
         return
-    raise InvalidVolume(
+    raise errors.InvalidVolume(
         f"volume {text!r}: device {device!r} must be an absolute path without ',' or control characters "
         "(e.g. /data0:1T)"
     )
@@ -203,7 +203,7 @@ def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) 
     from resource_extend.storage.binding import VolumeBinding, validate_bindings
 
     if len(requests) != len(limits):
-        return InvalidVolume(f"different length of request and limit ({len(requests)} != {len(limits)})")
+        return errors.InvalidVolume(f"different length of request and limit ({len(requests)} != {len(limits)})")
     try:
         validate_bindings(requests)
         validate_bindings(limits)
@@ -213,7 +213,7 @@ def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) 
     limits.sort(key=VolumeBinding.to_string)
     for request, limit in zip(requests, limits):
         if request.key != limit.key:
-            return InvalidVolume(f"request and limit not match: {request} vs {limit}")
+            return errors.InvalidVolume(f"request and limit not match: {request} vs {limit}")
         # A limit size of 0 means unlimited and is never raised.
         if request.size > 0 and limit.size > 0 and request.size > limit.size:
             limit.size = request.size
@@ -223,7 +223,7 @@ def _settle_volumes(requests: list[VolumeBinding], limits: list[VolumeBinding]) 
 
 def _settle_storage(request: WorkloadRequest, fold: bool) -> PluginError | None:
     if request.storage_request < 0 or request.storage_limit < 0:
-        return InvalidStorage(
+        return errors.InvalidStorage(
             f"storage limit or request less than 0 (request {request.storage_request}, limit {request.storage_limit})"
         )
     if request.storage_request == 0:

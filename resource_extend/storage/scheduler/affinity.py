@@ -3,7 +3,7 @@ placed like a deploy of one."""
 
 from __future__ import annotations
 
-from resource_extend.errors import InsufficientResource, InvalidVolume
+from resource_extend import errors
 from resource_extend.storage.binding import need_schedule
 from resource_extend.storage.disk import disks_add
 from resource_extend.storage.plan import VolumePlan
@@ -44,7 +44,7 @@ def affinity_plan(
     planner = _AffinityPlanner(host, old_plan)
     mount_disks = host.charge_mounts([m for m in classes.mount if m.require_iops])
     if mount_disks is None:
-        raise InsufficientResource("no IOPS quota left for the mount bindings")
+        raise errors.InsufficientResource("no IOPS quota left for the mount bindings")
     planner.disks = disks_add(planner.disks, mount_disks)
     planner.keep_in_place(classes.normal)
     planner.keep_mono_group(classes.mono)
@@ -55,7 +55,7 @@ def affinity_plan(
     # The rest is placed like a deploy of one, on the node as it stands after the steps above.
     placements = plans(host, planner.reschedule, 1)
     if not placements:
-        raise InsufficientResource("no room for the bindings that have to move")
+        raise errors.InsufficientResource("no room for the bindings that have to move")
     plan, disks = placements[0]
     return planner.plan.merged(plan), disks_add(planner.disks, disks)
 
@@ -68,7 +68,7 @@ def _give_back(host: Host, old_plan: VolumePlan, old_bindings: Sequence[VolumeBi
     for binding, volumes in old_plan:
         device, size = first_volume(volumes)
         if device not in host.free:
-            raise InvalidVolume(f"volume {device!r} of the old plan is not on the node")
+            raise errors.InvalidVolume(f"volume {device!r} of the old plan is not on the node")
         host.free[device] += size
         if binding.require_iops:
             _refund(host, device, binding.quota, f"no disk for the old plan's volume {device}")
@@ -77,7 +77,7 @@ def _give_back(host: Host, old_plan: VolumePlan, old_bindings: Sequence[VolumeBi
 def _refund(host: Host, path: str, quota: Quota, problem: str) -> None:
     index = host.disk_at(path)
     if index is None or host.disks[index].device == "":
-        raise InvalidVolume(problem)
+        raise errors.InvalidVolume(problem)
     refill(host.quotas[index], quota)
 
 
@@ -105,14 +105,14 @@ class _AffinityPlanner:
                 self.reschedule.append(binding)
                 continue
             if binding.size > host.free[device]:
-                raise InsufficientResource(f"no space to expand {binding.destination} on {device}")
+                raise errors.InsufficientResource(f"no space to expand {binding.destination} on {device}")
             host.free[device] -= binding.size
             self.plan = self.plan.merged(VolumePlan([(binding, {device: binding.size})]))
             if not binding.require_iops:
                 continue
             index = host.disk_at(device)
             if not binding.quota.fits(quota_of(host.quotas, index)):
-                raise InsufficientResource(f"no IOPS quota to expand {binding.destination} on {device}")
+                raise errors.InsufficientResource(f"no IOPS quota to expand {binding.destination} on {device}")
             assert index is not None  # a quota-less path never fits a binding that needs IOPS
             charge(host.quotas[index], binding.quota)
             self.disks = disks_add(self.disks, [host.stamp(index, binding.quota)])
@@ -126,12 +126,12 @@ class _AffinityPlanner:
         request = ClassifiedRequest(mono)
         held = sum(first_volume(volumes)[1] for old, volumes in self.old_plan if old.monopoly)
         if held < request.mono_size:
-            raise InsufficientResource(f"the monopoly group needs {request.mono_size} bytes, holds {held}")
+            raise errors.InsufficientResource(f"the monopoly group needs {request.mono_size} bytes, holds {held}")
         device, host = devices[0], self.host
         free = host.free[device]
         shares = mono_on(host, host.quotas, request, device, free, split=True)
         if shares is None:
-            raise InsufficientResource(f"the monopoly group does not fit on {device}")
+            raise errors.InsufficientResource(f"the monopoly group does not fit on {device}")
         host.free[device] = 0
         group = VolumePlan([(binding, {device: share}) for binding, share in zip(request.mono, shares)])
         self.plan = self.plan.merged(group)

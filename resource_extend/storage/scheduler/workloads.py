@@ -4,8 +4,9 @@ of a deploy or a realloc. Pure: the verbs read the node and the request, and cor
 
 from __future__ import annotations
 
+from resource_extend import errors
 from resource_extend.capacity import Limit, ratio, trunc_div
-from resource_extend.errors import InsufficientResource, PluginError
+from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource
@@ -104,7 +105,7 @@ def deploy(
         room = storage_room(record, request.storage_request)
         if room < count:
             capacity, usage = _sides(record)
-            raise InsufficientResource(
+            raise errors.InsufficientResource(
                 f"not enough storage, request: {count} x {request.storage_request} bytes, available: "
                 f"{capacity.storage - usage.storage} bytes (room for {max(room, 0)}); deploy fewer workloads "
                 "or ask for less storage"
@@ -116,7 +117,7 @@ def deploy(
     else:
         placements = volume_plans(record, request.volumes_request, count)
         if len(placements) < count:
-            raise InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
+            raise errors.InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
     engines, resources = [], []
     for plan, disks in placements[:count]:
         limit_plan = plan_limit(request.volumes_request, request.volumes_limit, plan)
@@ -151,7 +152,7 @@ def realloc(
     capacity, usage = _sides(record)
     grow = merged.storage_request - origin.storage_request
     if grow > capacity.storage - usage.storage:
-        raise InsufficientResource(
+        raise errors.InsufficientResource(
             f"not enough storage, request: {grow} bytes more, available: {capacity.storage - usage.storage} bytes"
         )
     if reschedule:
@@ -162,10 +163,10 @@ def realloc(
                 origin.volume_plan_request,
                 origin.volumes_request,
             )
-        except InsufficientResource:
+        except errors.InsufficientResource:
             raise
         except PluginError as cause:  # the reference reports every placement failure as insufficient
-            raise InsufficientResource(str(cause)) from None
+            raise errors.InsufficientResource(str(cause)) from None
         disks_request: list[Disk] | None = disks
     else:
         plan, disks_request = origin.volume_plan_request, origin.disks_request

@@ -1,0 +1,60 @@
+"""The errors a call meets only once something has failed: created when one is first raised or caught.
+
+Every call loads errors.py, so it keeps only what a call that succeeds may need (``PluginError``, and the
+two store errors the transport raises and retries on); these are reached as ``errors.NodeNotExists`` and
+so on, an attribute errors.py looks up here on first use. A class costs each call that creates it as much
+as loading ~4 KB of code, and a call that succeeds creates none of these.
+"""
+
+from __future__ import annotations
+
+from resource_extend.errors import PluginError
+
+
+class NodeNotExists(PluginError):
+    """The store holds no record for the node (reference sentinel ``node not exists``)."""
+
+    def __init__(self, node: str) -> None:
+        super().__init__(f"key: {node}: node not exists")
+        self.node = node
+
+
+class Sentinel(PluginError):
+    """A failure the reference words as ``<detail>: <its sentinel error>``; core and operators match the suffix."""
+
+    SUFFIX = ""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{detail}: {self.SUFFIX}")
+
+
+class InvalidVolume(Sentinel):
+    """A volume or volume binding the reference refuses (``ErrInvalidVolume``)."""
+
+    SUFFIX = "invalid volume"
+
+
+class InvalidDisk(Sentinel):
+    """A disk the reference refuses (``ErrInvalidDisk``)."""
+
+    SUFFIX = "invalid disk"
+
+
+class InvalidStorage(Sentinel):
+    """A storage size the reference refuses (``ErrInvalidStorage``)."""
+
+    SUFFIX = "invalid storage"
+
+
+class InsufficientResource(Sentinel):
+    """No placement fits (``ErrInsufficientResource``)."""
+
+    SUFFIX = "cannot alloc a plan, not enough resource"
+
+
+class Conflict(PluginError):
+    """A guarded write kept losing to concurrent writers after every retry."""
+
+
+class UsageError(Exception):
+    """A malformed command line: exit status 2, never touches the store."""
