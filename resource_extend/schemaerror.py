@@ -1,10 +1,12 @@
-"""The exception classes that build-time compiled validators raise.
+"""The exception classes that build-time compiled validators raise, and the stand-ins of what else they import.
 
 fastjsonschema's generated code imports these names from its own package; build.py points that import
 here instead, so an executable validates without importing fastjsonschema on each call.
 """
 
 from __future__ import annotations
+
+import sys
 
 from resource_extend.decoding import ascii_digits, control_character
 
@@ -37,23 +39,18 @@ class JsonSchemaValuesException(ValueError):
         self.errors = errors
 
 
-class NeverDecimal:
-    """What the compiled validators check numbers against instead of ``decimal.Decimal`` (build.py):
-    requests and records come from ``json.loads``, which never makes a Decimal, so nothing is an instance."""
+# What the compiled validators check numbers against instead of ``decimal.Decimal`` (build.py): requests and
+# records come from ``json.loads``, which never makes a Decimal, so nothing is an instance. An empty tuple, not
+# a class: ``isinstance(x, (int, float, ()))`` is ``isinstance(x, (int, float))``, and a class costs a call as
+# much as loading ~4 KB of code.
+NeverDecimal = ()
 
-    __slots__ = ()
-
-
-class _Pattern:
-    """A compiled-regex stand-in: ``search`` over a whole string, answered by a plain function."""
-
-    __slots__ = ("_test",)
-
-    def __init__(self, test: Callable[[str], bool]) -> None:
-        self._test = test
-
-    def search(self, text: str) -> bool | None:
-        return True if self._test(text) else None
+# A compiled regex's stand-in, an object whose ``search`` answers through a plain function: the interpreter's
+# SimpleNamespace (sys is loaded already, the types module that names it is not), so again no class of ours.
+if TYPE_CHECKING:
+    from types import SimpleNamespace as _Namespace
+else:
+    _Namespace = type(sys.implementation)
 
 
 def _absolute_path(text: str) -> bool:
@@ -71,26 +68,16 @@ KNOWN_PATTERNS: dict[str, Callable[[str], bool]] = {
 }
 
 
-class LazyPatterns:
-    """The generated validators' ``REGEX_PATTERNS``: known patterns as functions, any other compiled by
-    ``re`` the first time a value is checked against it."""
+def LazyPatterns(sources: dict[str, str]) -> dict[str, Any]:  # the name build.py writes
+    """The generated validators' ``REGEX_PATTERNS``, made when the validator loads: the schemas' own
+    patterns answered by plain functions, any other compiled by ``re`` (a schema of a plugin kept elsewhere)."""
+    found: dict[str, Any] = {}
+    for pattern, source in sources.items():
+        test = KNOWN_PATTERNS.get(source)
+        if test is not None:
+            found[pattern] = _Namespace(search=lambda text, test=test: True if test(text) else None)
+        else:
+            import re
 
-    __slots__ = ("_found", "_sources")
-
-    def __init__(self, sources: dict[str, str]) -> None:
-        self._sources = sources
-        self._found: dict[str, Any] = {}
-
-    def __getitem__(self, pattern: str) -> Any:
-        found = self._found.get(pattern)
-        if found is None:
-            source = self._sources[pattern]
-            test = KNOWN_PATTERNS.get(source)
-            if test is not None:
-                found = _Pattern(test)
-            else:
-                import re
-
-                found = re.compile(source)
-            self._found[pattern] = found
-        return found
+            found[pattern] = re.compile(source)
+    return found

@@ -3,6 +3,7 @@ stand-in must answer as the regular expression does, and every pattern the schem
 
 from __future__ import annotations
 
+import decimal
 import json
 import re
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.schemaerror import KNOWN_PATTERNS, LazyPatterns
+from resource_extend.schemaerror import KNOWN_PATTERNS, LazyPatterns, NeverDecimal
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -47,3 +48,18 @@ def test_an_unknown_pattern_is_compiled_by_re() -> None:
     patterns = LazyPatterns({"^a+$": "^a+\\Z"})
     assert patterns["^a+$"].search("aaa")
     assert not patterns["^a+$"].search("aab")
+
+
+def test_a_known_pattern_answers_search_as_a_compiled_regex_would_without_re() -> None:
+    patterns = LazyPatterns({"digits": "^[0-9]+\\Z", "path": "^/[^:,\\u0000-\\u001f\\u007f-\\u009f]*\\Z"})
+    assert patterns["digits"].search("12") is True
+    assert patterns["digits"].search("1a") is None
+    assert patterns["path"].search("/data0") is True
+    assert patterns["path"].search("/data:0") is None
+    assert not [p for p in patterns.values() if p.__class__.__module__ == "re"]
+
+
+@pytest.mark.parametrize("value", [0, 1.5, True, None, "1", decimal.Decimal(1), [], {}])
+def test_nothing_is_a_never_decimal_and_a_number_check_reads_as_int_or_float(value: object) -> None:
+    assert not isinstance(value, NeverDecimal)
+    assert isinstance(value, (int, float, NeverDecimal)) == isinstance(value, (int, float))
