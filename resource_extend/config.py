@@ -3,8 +3,8 @@
 The file is core's own config format; the plugins read ``etcd`` and ``scheduler`` and ignore the rest,
 so one file can serve core and its plugins. Every value is checked here, when the file is loaded
 (spec decision 15), so a bad file fails every verb before stdin is read, store or no store.
-Loading runs on every call: plain classes with ``__slots__``, no imports beyond ``os`` and the endpoint
-parser's ``re`` (etcd/endpoints.py).
+Loading runs on every call: plain classes with ``__slots__``, no imports beyond ``posix``; what only a
+failing call, a file beyond yamlsubset's subset or a TLS cluster needs is configrare.py's, imported then.
 """
 
 from __future__ import annotations
@@ -126,30 +126,14 @@ def environ(name: str) -> str | None:
     return None if value is None else value.decode(sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())
 
 
-def _not_found(plugin: str, path: str, flag_value: str | None) -> str:
-    """Name the file looked for, where it came from, and the fix that applies to that source."""
-    if flag_value:
-        return f"config {path}: file not found (Machines is required, but blank): check the path given to --config"
-    if environ(CONFIG_ENV):
-        return f"config {path}: file not found (Machines is required, but blank): check the path in ${CONFIG_ENV}"
-    import os  # a failing call only
-
-    try:
-        here = os.getcwd()
-    except OSError:  # the working directory was removed under us
-        here = "the working directory"
-    return (
-        f"config {os.path.join(here, path)}: file not found (Machines is required, but blank): "
-        f"put {plugin}.yaml in {here} (core's resource_plugin.dir), pass --config PATH, or set {CONFIG_ENV}"
-    )
-
-
 def load(plugin: str, flag_value: str | None = None) -> Config:
     path = config_path(plugin, flag_value)
     try:
         text = _read(path)
     except FileNotFoundError:
-        raise PluginError(_not_found(plugin, path, flag_value)) from None
+        from resource_extend import configrare  # a failing call only
+
+        raise PluginError(configrare.not_found(plugin, path, flag_value)) from None
     except OSError as exc:
         raise PluginError(f"config {path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -202,23 +186,9 @@ def _load_yaml(path: str, text: bytes) -> Any:
             # A file the fast path cannot read, however it fails (the C JSON scanner raised SystemError on
             # a trailing comma: issue 20), is PyYAML's to read or refuse, never an internal error.
             pass
-    import yaml  # ~35 ms of imports: only files beyond the simple subset pay for it
+    from resource_extend import configrare  # only files beyond the simple subset
 
-    try:
-        return yaml.load(text, Loader=yaml.SafeLoader)  # safe_load's own loader, spelled out
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise PluginError(f"config {path}: invalid YAML{at}: {problem}") from None
-    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
-        # safe_load refuses these too, outside YAMLError: a timestamp like 2001-02-30, a nesting too deep.
-        if isinstance(exc, RecursionError):  # its words differ by interpreter; the depth (~490) does not
-            raise PluginError(f"config {path}: invalid YAML: nested too deeply") from None
-        from resource_extend.jsonio import reason  # the int limit's words, the same on every interpreter
-
-        why = reason(exc) if isinstance(exc, ValueError) else str(exc)
-        raise PluginError(f"config {path}: invalid YAML: {type(exc).__name__}: {why}") from None
+    return configrare.load_with_pyyaml(path, text)
 
 
 def parse(path: str, doc: Any) -> Config:
@@ -258,9 +228,12 @@ def parse(path: str, doc: Any) -> Config:
         )
     # Only for a TLS cluster (one stat per file): a missing file fails here, before any connection is tried.
     tls = (ca or cert) and any(m[:8].lower() == "https://" for m in machines)
-    problem = tls and tls_file_problem(ca, cert, key)
-    if problem:
-        raise PluginError(f"config {path}: {problem}")
+    if tls:
+        from resource_extend import configrare  # TLS clusters only
+
+        problem = configrare.tls_file_problem(ca, cert, key)
+        if problem:
+            raise PluginError(f"config {path}: {problem}")
     username = _text(path, auth, "username", "etcd.auth.")
     password = _text(path, auth, "password", "etcd.auth.")
     if password and not username:
@@ -293,33 +266,10 @@ def _section(path: str, doc: dict[str, Any], key: str, known: tuple[str, ...], p
         raise PluginError(f"config {path}: {parent}{key} must be a mapping")
     for name in value:
         if name not in known:
-            hint = _near(name, known)
-            raise PluginError(
-                f"config {path}: {parent}{key}.{name}: unknown key"
-                + (f" (did you mean {parent}{key}.{hint}?)" if hint else f" (known: {', '.join(known)})")
-            )
+            from resource_extend import configrare  # a failing call only
+
+            raise PluginError(f"config {path}: {configrare.unknown_key(f'{parent}{key}', name, known)}")
     return value
-
-
-def _near(name: Any, known: tuple[str, ...]) -> str | None:
-    """The known key one or two edits away from ``name`` (a typo, a dropped or doubled letter)."""
-    if not isinstance(name, str):
-        return None
-    best: tuple[int, str] | None = None
-    for candidate in known:
-        distance = _edits(name.lower(), candidate)
-        if distance <= 2 and (best is None or distance < best[0]):
-            best = (distance, candidate)
-    return best[1] if best else None
-
-
-def _edits(a: str, b: str) -> int:
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
-    return row[-1]
 
 
 def _text(path: str, doc: dict[str, Any], key: str, parent: str) -> str:
@@ -338,23 +288,3 @@ def _seconds(path: str, doc: dict[str, Any], key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < _INFINITY:
         raise PluginError(f"config {path}: etcd.{key}: {value!r} is not a finite number of seconds > 0")
     return float(value)
-
-
-def _exists(path: str) -> bool:
-    try:
-        posix.stat(path)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def tls_file_problem(ca: str, cert: str, key: str) -> str:
-    """``etcd.<name>: <path>: <why>`` for the first TLS file set but not readable, else ``""``.
-
-    Checked when the config loads (any ``https://`` endpoint) so that a missing file is named at once,
-    not after a TCP connection succeeds, and by both transports before they load the files."""
-    for name, file in (("ca", ca), ("cert", cert), ("key", key)):
-        if file and not posix.access(file, posix.R_OK):
-            reason = "no such file" if not _exists(file) else "not readable by this user"
-            return f"etcd.{name}: {file}: {reason}"
-    return ""

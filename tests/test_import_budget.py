@@ -306,7 +306,7 @@ def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
     # What issue 13 measured, and what only help, source checkouts or the grpc transport may load.
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
              "resource_extend.schemafiles", "resource_extend.etcd.grpc", "resource_extend.etcd.tls", "ssl",
-             "resource_extend.failures", "resource_extend.helptext",
+             "resource_extend.failures", "resource_extend.helptext", "resource_extend.configrare",
              "site", "zipfile",
              "typing", "dataclasses", "inspect", "decimal", "re", "json", "socket", "base64", "enum",
              "functools", "collections", "contextlib", "importlib", "warnings", "selectors", "runpy",

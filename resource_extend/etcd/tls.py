@@ -103,7 +103,7 @@ def _speaks_plain_http(endpoint: Endpoint) -> bool:
 
 def _check_files(config: EtcdConfig) -> None:
     """The same check config loading does, for an EtcdConfig built without a file (library use)."""
-    from resource_extend.config import tls_file_problem
+    from resource_extend.configrare import tls_file_problem
 
     problem = tls_file_problem(config.ca, config.cert, config.key)
     if problem:
