@@ -49,7 +49,7 @@ def load_with_pyyaml(path: str, text: bytes) -> Any:
         # safe_load refuses these too, outside YAMLError: a timestamp like 2001-02-30, a nesting too deep.
         if isinstance(exc, RecursionError):  # its words differ by interpreter; the depth (~490) does not
             raise PluginError(f"config {path}: invalid YAML: nested too deeply") from None
-        from resource_extend.jsonio import reason  # the int limit's words, the same on every interpreter
+        from resource_extend.jsonslow import reason  # the int limit's words, the same on every interpreter
 
         why = reason(exc) if isinstance(exc, ValueError) else str(exc)
         raise PluginError(f"config {path}: invalid YAML: {type(exc).__name__}: {why}") from None

@@ -3,6 +3,9 @@
 Records in etcd are shared with the Go implementation, so they are written the way Go marshals them:
 no spaces, UTF-8 as is, and ``<``, ``>``, ``&``, U+2028, U+2029 escaped. Floats that hold an integer are
 written without a fraction (Go writes ``1``, Python would write ``1.0``).
+
+What only a text the fast paths cannot take needs (the json package's reading, a refusal's words, lone
+surrogates) is jsonslow.py's, imported then: a call whose JSON is plain never loads it.
 """
 
 from __future__ import annotations
@@ -79,26 +82,6 @@ def _go_escaped(text: str) -> str:
     return text
 
 
-class _Options:
-    """What the C scanner reads off a decoder: json.JSONDecoder's attributes."""
-
-    __slots__ = ("memo", "object_hook", "object_pairs_hook", "parse_constant", "parse_float", "parse_int", "strict")
-
-    def __init__(
-        self,
-        parse_int: Callable[[str], Any] = int,
-        parse_float: Callable[[str], Any] = float,
-        parse_constant: Callable[[str], Any] | None = None,
-    ) -> None:
-        self.strict = True
-        self.object_hook = None
-        self.object_pairs_hook = None
-        self.parse_int = parse_int
-        self.parse_float = parse_float
-        self.parse_constant = parse_constant or _plain_constant
-        self.memo: dict[str, str] = {}
-
-
 _CONSTANTS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 
@@ -122,7 +105,9 @@ class _Reader:
     or ``RecursionError``. Importing json first also makes the C scanner raise its own errors correctly.
     """
 
-    __slots__ = ("options", "scan")
+    # What the C scanner reads off a decoder (json.JSONDecoder's attributes), and the scanner made from them.
+    __slots__ = ("memo", "object_hook", "object_pairs_hook", "parse_constant", "parse_float", "parse_int", "scan",
+                 "strict")  # fmt: skip
 
     def __init__(
         self,
@@ -130,9 +115,15 @@ class _Reader:
         parse_float: Callable[[str], Any] = float,
         parse_constant: Callable[[str], Any] | None = None,
     ) -> None:
-        self.options = _Options(parse_int, parse_float, parse_constant)
-        # typeshed types the argument as a JSONDecoder; the C scanner reads only these attributes off it.
-        self.scan = make_scanner(self.options)  # type: ignore[arg-type]
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_int = parse_int
+        self.parse_float = parse_float
+        self.parse_constant = parse_constant or _plain_constant
+        self.memo: dict[str, str] = {}
+        # typeshed types the argument as a JSONDecoder; the C scanner reads only the attributes above off it.
+        self.scan = make_scanner(self)  # type: ignore[arg-type]
 
     def read(self, text: str, whole: bool) -> Any:
         """The first JSON value of ``text`` (leading whitespace skipped); with ``whole``, the only one."""
@@ -143,16 +134,9 @@ class _Reader:
                 return value
         except Exception:  # whatever the fast path raised, the json package answers
             pass
-        return self._with_json_package(text, start, whole)
+        from resource_extend import jsonslow  # only a text the fast path could not read
 
-    def _with_json_package(self, text: str, start: int, whole: bool) -> Any:
-        import json  # only a text the fast path could not read pays for the package (and its ``re``)
-
-        options = self.options
-        decoder = json.JSONDecoder(
-            parse_int=options.parse_int, parse_float=options.parse_float, parse_constant=options.parse_constant
-        )
-        return decoder.decode(text) if whole else decoder.raw_decode(text, start)[0]
+        return jsonslow.read_with_json_package(self, text, start, whole)
 
 
 _PLAIN = _Reader()
@@ -262,57 +246,23 @@ def _go_value(reader: _Reader, text: str, whole: bool, what: str) -> Any:
         # Only a text that spells such an escape pays the walk; most hold no backslash at all, and a search
         # for one character is a memchr (~40 ns for a record), for two ~0.4 µs each.
         if "\\" in text and ("\\ud" in text or "\\uD" in text):
-            value = _replace_surrogates(value)
+            from resource_extend import jsonslow
+
+            value = jsonslow.replace_surrogates(value)
     except RecursionError:  # deeper than this interpreter reads: past MOST_NESTED on every one
         raise PluginError(f"{what}: nested too deeply") from None
     except ValueError as exc:  # _not_too_deep's "nested too deeply" among them
-        raise PluginError(f"{what}: {reason(exc)}") from None
+        from resource_extend import jsonslow
+
+        raise PluginError(f"{what}: {jsonslow.reason(exc)}") from None
     return value
-
-
-_TRAILING_COMMA = "Illegal trailing comma before end of "
 
 
 def reason(exc: ValueError) -> str:
-    """Why decoding failed, in the same words on every interpreter 3.9-3.13: json's ``<msg> at offset
-    <pos>``, or a hook's text (NaN, more digits than Python converts to an int).
+    """Why decoding failed, in the same words on every interpreter 3.9-3.13 (``jsonslow.reason``)."""
+    from resource_extend import jsonslow
 
-    Where interpreters word a refusal differently, the words of most (and of 3.11, the build's) are kept:
-    3.13's json reports a trailing comma itself, at the comma, which the others read as the next key or
-    value missing where the closing bracket stands; 3.9 and 3.10 say ``Exceeds the limit (4300)`` where
-    the others say ``(4300 digits)``. A message that differed by interpreter would answer core differently
-    on another host (tests/test_trust_every_python.py holds every interpreter to the default python3's).
-    """
-    msg, pos, doc = getattr(exc, "msg", None), getattr(exc, "pos", None), getattr(exc, "doc", None)
-    if not (isinstance(msg, str) and isinstance(pos, int)):  # a hook's, or int()'s own
-        return _conversion_limit(str(exc))
-    if msg.startswith(_TRAILING_COMMA) and isinstance(doc, str):
-        after = doc[pos + 1 :]
-        pos = len(doc) - len(after.lstrip(_WHITESPACE))
-        msg = "Expecting property name enclosed in double quotes" if msg.endswith("object") else "Expecting value"
-    # json says "Invalid control character at" (its own text goes on ": line 1 column …").
-    return f"{msg[:-3] if msg.endswith(' at') else msg} at offset {pos}"
-
-
-def _conversion_limit(text: str) -> str:
-    """int()'s refusal of a number of too many digits in 3.11's words (3.9 and 3.10 leave "digits" out)."""
-    head = "Exceeds the limit ("
-    if text.startswith(head):
-        limit, close, rest = text[len(head) :].partition(")")
-        if close and limit.isdigit():
-            return f"{head}{limit} digits){rest}"
-    return text
-
-
-def _replace_surrogates(value: Any) -> Any:
-    # Python's decoder pairs valid surrogate escapes into one character and keeps a lone one as is.
-    if isinstance(value, str):
-        return _no_surrogates(value)
-    if isinstance(value, list):
-        return [_replace_surrogates(item) for item in value]
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    return value
+    return jsonslow.reason(exc)
 
 
 def utf8(text: str) -> bytes:
@@ -320,15 +270,9 @@ def utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _no_surrogates(text).encode("utf-8")
+        from resource_extend import jsonslow
 
-
-def _no_surrogates(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # only surrogates fail to encode
-        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
-    return text
+        return jsonslow.no_surrogates(text).encode("utf-8")
 
 
 def _go_double_int(text: str) -> int | float:
