@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn, TypeVar
 
-    from resource_extend.store import Record
+    from resource_extend.kind import Record
 
     R = TypeVar("R", bound=Record)
 

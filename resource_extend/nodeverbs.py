@@ -18,57 +18,16 @@ from resource_extend.verb import Call, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Generic, TypedDict, TypeVar
+    from typing import Callable, TypeVar
 
+    from resource_extend.answers import BeforeAfter, Empty, NodeInfo, NodesInfo, Remap
     from resource_extend.jsonio import Rendered
+    from resource_extend.kind import Record, RecordJSON
     from resource_extend.metrics import MetricDescription
-    from resource_extend.store import Record, RecordJSON
     from resource_extend.verb import Plugin
 
     R = TypeVar("R", bound=Record)
-    H = TypeVar("H")
     S = TypeVar("S")
-    E = TypeVar("E")
-    W = TypeVar("W")
-
-    class NodeInfo(TypedDict):
-        """get-node-resource-info's and fix-node-resource's answer: the record's two sides and the diffs."""
-
-        capacity: Any
-        usage: Any
-        diffs: list[str]
-
-    class NodesInfo(TypedDict):
-        node_resource_info_map: dict[str, RecordJSON]
-
-    class Empty(TypedDict):
-        pass
-
-    class BeforeAfter(TypedDict, Generic[S]):
-        """set-node-resource-capacity's and set-node-resource-usage's answer: the side before and after."""
-
-        before: S
-        after: S
-
-    class MostIdle(TypedDict):
-        nodename: str
-        priority: int
-
-    class Plans(TypedDict, Generic[E, W]):
-        """calculate-deploy's answer: per new workload, its engine params and its workload resource."""
-
-        engines_params: list[E]
-        workloads_resource: list[W]
-
-    class Replan(TypedDict, Generic[E, S, W]):
-        """calculate-realloc's answer; ``S`` is the change to the node's usage."""
-
-        engine_params: E
-        delta_resource: S
-        workload_resource: W
-
-    class Remap(TypedDict):
-        engine_params_map: dict[str, Any]
 
 
 def add_node(call: Call[R]) -> RecordJSON:

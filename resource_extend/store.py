@@ -22,41 +22,10 @@ from resource_extend.etcd.policy import backoff
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any, Callable, Generic, Protocol, Self, TypedDict, TypeVar
+    from typing import Callable, Generic, TypeVar
 
-    from resource_extend.etcd.kv import KV
-
-    class RecordJSON(TypedDict):
-        """A record as stored and as get-nodes-resource-info shows it; each plugin types the sides."""
-
-        capacity: Any
-        usage: Any
-
-    class Record(Protocol):
-        """What the store needs of a plugin's record class; ``GpuRecord`` and ``StorageRecord`` are one."""
-
-        @classmethod
-        def empty(cls) -> Self:
-            """What a node with nothing stored reads as."""
-
-        @classmethod
-        def decode(cls, data: bytes) -> Self:
-            """The stored record, or a PluginError naming the field that cannot be read."""
-
-        def encode(self) -> bytes:
-            """The bytes to store, written the way the Go reference marshals the record."""
-
-        def checked(self) -> Self:
-            """The record as it will be stored, or a PluginError saying why it may not be."""
-
-        def problems(self) -> list[str]:
-            """Everything wrong with a decoded record, one sentence each; ``[]`` for a sound one.
-
-            A superset of what ``checked`` refuses: it also names what a write tolerates (as the reference
-            does) but an operator checking the store wants to see, such as usage above capacity.
-            """
-
-        def to_json(self) -> RecordJSON: ...
+    from resource_extend.etcd.protocol import KV
+    from resource_extend.kind import Record
 
     R = TypeVar("R", bound=Record)
 else:

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
     from resource_extend.config import Config
-    from resource_extend.kind import CalculateVerbs, Checks, Kind, Metrics
+    from resource_extend.kind import CalculateVerbs, Checks, Kind, Metrics, Record
     from resource_extend.params import Payloads
-    from resource_extend.store import NodeStore, Record
+    from resource_extend.store import NodeStore
 
     R = TypeVar("R", bound=Record)
     Handler = Callable[["Call[R]"], Any]

@@ -303,12 +303,13 @@ def test_every_module_the_start_preloads_is_one_a_store_call_imports_anyway(
 
 
 def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
-    # What issue 13 measured, and what only help, a failure, a config or JSON text off the fast paths, source
-    # checkouts or the grpc transport may load.
+    # What issue 13 measured, what only help, a failure, a config or JSON text off the fast paths, source
+    # checkouts or the grpc transport may load, and the modules of type declarations only.
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
              "resource_extend.schemafiles", "resource_extend.etcd.grpc", "resource_extend.etcd.tls", "ssl",
              "resource_extend.failures", "resource_extend.helptext", "resource_extend.configrare",
-             "resource_extend.jsonslow",
+             "resource_extend.jsonslow", "resource_extend.kind", "resource_extend.answers",
+             "resource_extend.params.payloads", "resource_extend.etcd.protocol",
              "site", "zipfile",
              "typing", "dataclasses", "inspect", "decimal", "re", "json", "socket", "base64", "enum",
              "functools", "collections", "contextlib", "importlib", "warnings", "selectors", "runpy",

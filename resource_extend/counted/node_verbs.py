@@ -16,8 +16,8 @@ from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from resource_extend.answers import BeforeAfter, MostIdle
     from resource_extend.counted.prodmap import MaybeMap, ProdMapJSON
-    from resource_extend.nodeverbs import BeforeAfter, MostIdle
 
 CountedCall = Call[CountedRecord]
 

@@ -2,7 +2,7 @@
 
 One job per module:
 
-- kv.py: the ``KV`` protocol the store uses, the ``Entry`` it reads, the single-key check;
+- kv.py: the ``Entry`` the store reads, the single-key check (the ``KV`` protocol it uses: protocol.py);
 - endpoints.py: ``etcd.machines`` URLs, parsed once when the config is loaded;
 - policy.py: one call's deadline, endpoint order, paced retries and the staggered endpoint race,
   shared by both transports;
@@ -19,7 +19,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from resource_extend.config import EtcdConfig
-    from resource_extend.etcd.kv import KV
+    from resource_extend.etcd.protocol import KV
 
 
 def open(config: EtcdConfig) -> KV:

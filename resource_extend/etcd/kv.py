@@ -1,8 +1,8 @@
 """The key-value operations the node store needs, whatever carries them to etcd.
 
-Both transports (gateway.py, grpc.py) implement ``KV``; the node store sees nothing else of etcd. The
-errors they raise are errors.py's ``StoreUnavailable`` (no endpoint answered, or every answer was an
-error) and ``AmbiguousWrite`` (a guarded write may or may not have landed), both ``PluginError``s.
+Both transports (gateway.py, grpc.py) implement ``KV`` (protocol.py, types only); the node store sees nothing
+else of etcd. The errors they raise are errors.py's ``StoreUnavailable`` (no endpoint answered, or every answer
+was an error) and ``AmbiguousWrite`` (a guarded write may or may not have landed), both ``PluginError``s.
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Protocol
+    pass
 
 
 class Entry(Fields):
@@ -28,32 +27,6 @@ class Entry(Fields):
 
     def __hash__(self) -> int:
         return hash((self.key, self.value, self.mod_revision))
-
-
-if TYPE_CHECKING:
-    # The type checker's only: no call needs the class.
-    class KV(Protocol):
-        def get(self, key: str) -> Entry | None: ...
-
-        def scan(self, prefix: str) -> list[Entry]:
-            """Every key under ``prefix``."""
-            ...
-
-        def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
-            """``get(key)`` of every key, one chunk at a time, each chunk's list in its keys' order as soon as
-            it is read; all at one revision, one consistent read. Each chunk holds keys in etcd's order
-            (sorted), at most CHUNK_KEYS. Only the keys asked for are read (see ``dense``), however many
-            others lie between them. A caller that decodes one chunk while the next is read overlaps its
-            work with etcd's."""
-            ...
-
-        def put(self, key: str, value: bytes) -> None: ...
-
-        def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
-            """Write only if the key's mod_revision still equals ``mod_revision`` (0: the key is absent)."""
-            ...
-
-        def delete(self, key: str) -> None: ...
 
 
 # Keys per chunk of a bulk read: etcd refuses a transaction of more operations than --max-txn-ops, 128 by

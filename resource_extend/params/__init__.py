@@ -20,12 +20,13 @@ from resource_extend.errors import PluginError
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Protocol, TypeVar
+    from typing import Any, Callable, TypeVar
 
     from resource_extend.bounds import Bounds
+    from resource_extend.params.payloads import Payloads as Payloads
 
     JSONObject = dict[str, Any]
-    # The types of the payloads below, as ``Payloads`` names them.
+    # The types of a plugin's payloads, as ``Payloads`` (params/payloads.py) names them.
     R = TypeVar("R")
     W = TypeVar("W")
     N = TypeVar("N")
@@ -156,54 +157,3 @@ def deploy_count(req: JSONObject, bounds: Bounds) -> int:
     if count > bounds.max_deploy_count:
         raise bounds.deploy_count_error(count)
     return count
-
-
-if TYPE_CHECKING:
-    # What a value reads a plugin's payloads into: the record (R), a workload's holdings (W), a node resource
-    # in stored form (N) and in request form (P), a new workload's request (Q), a realloc's change (D) and
-    # what the workload holds (H).
-    R_co = TypeVar("R_co", covariant=True)
-    W_co = TypeVar("W_co", covariant=True)
-    N_co = TypeVar("N_co", covariant=True)
-    P_co = TypeVar("P_co", covariant=True)
-
-    class Payloads(Protocol[R_co, W_co, N_co, P_co, Q, D, H]):
-        """How one plugin reads its own payloads: the object every verb's request value below is given (as the
-        reference decodes the envelope in plugincmd and the payload in ``types.X.Parse``). A plugin's
-        ``request`` module has one (``PAYLOADS``); its manifest names it, and mypy refuses one that lacks a
-        reader or reads into the wrong type."""
-
-        # What the work of one workload is counted in (decision 18), named in a refusal: "products".
-        ITEMS: str
-
-        def added(self, resource: JSONObject | None, info: JSONObject) -> R_co:
-            """add-node's record: the request's ``resource``, else the engine's report ``info``; nothing used."""
-
-        def record(self, capacity: JSONObject | None, usage: JSONObject | None) -> R_co:
-            """set-node-resource-info's record from its two sides, capacity read (and refused) first."""
-
-        def workload(self, doc: JSONObject) -> W_co:
-            """One entry of ``workloads_resource``: what a workload on the node holds."""
-
-        def usage(self, doc: JSONObject) -> N_co:
-            """The usage set-node-resource-usage sets: ``resource_request`` when present, else ``resource``."""
-
-        def capacity(self, doc: JSONObject, delta: bool, incr: bool) -> tuple[P_co, N_co]:
-            """set-node-resource-capacity's ``resource_request`` and ``resource``, in the plugin's order; the
-            flags may change how they are read."""
-
-        def request(self, doc: JSONObject, key: str) -> Q:
-            """A new workload's request under ``key``, checked as a new workload's."""
-
-        def change(self, value: JSONObject | None) -> D:
-            """calculate-realloc's ``workload_resource_request``: the change, which may take resources away."""
-
-        def current(self, value: JSONObject | None) -> H:
-            """calculate-realloc's ``workload_resource``: what the workload holds."""
-
-        def items(self, request: Q) -> int:
-            """How many bindings or products a new workload's ``request`` names: what the work grows with."""
-
-        def change_items(self, change: D) -> int: ...
-
-        def current_items(self, current: H) -> int: ...

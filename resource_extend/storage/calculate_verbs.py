@@ -21,10 +21,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+    from resource_extend.answers import Plans, Replan
     from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
     from resource_extend.capacity import Limit
     from resource_extend.config import Config
-    from resource_extend.nodeverbs import Plans, Replan
 
     WireObject = dict[str, Any]
 

@@ -16,7 +16,7 @@ from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.nodeverbs import BeforeAfter, MostIdle
+    from resource_extend.answers import BeforeAfter, MostIdle
     from resource_extend.storage.record import NodeResourceJSON
     from resource_extend.storage.workload import WorkloadResource
 
