@@ -224,6 +224,23 @@ def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     assert not NOT_FOR_NODE_VERBS & modules.keys()
 
 
+def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
+    plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # scheduler/limits.py words why a pass stopped (only explain asks) and scheduler/affinity.py places a
+    # realloc: ~19 KB of code a calculate-deploy would otherwise unmarshal, imported where they are used.
+    request = REQUESTS["storage"]["calculate-deploy"]
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [executable("storage"), "calculate-deploy"], plugin_dirs["storage"],
+        json.dumps(request).encode(),
+    )  # fmt: skip
+    assert stderr == b"" and stdout, stderr
+    assert "resource_extend.storage.scheduler.workloads" in modules
+    assert (
+        not {"resource_extend.storage.scheduler.limits", "resource_extend.storage.scheduler.affinity"} & modules.keys()
+    )
+
+
 @pytest.mark.parametrize("plugin", PLUGINS)
 def test_a_call_loads_the_project_from_the_code_table_in_the_archive(
     plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path

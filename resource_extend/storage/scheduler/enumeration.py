@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from resource_extend.storage.disk import ZERO
 from resource_extend.storage.scheduler.host import UNBOUNDED, charge, headroom, quota_of, refill
-from resource_extend.storage.scheduler.limits import first_mount_short, mount_headroom, no_quota, no_volume
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,6 +63,8 @@ def place_normal(
             if best is None:
                 failed = True
                 if result.why:
+                    from resource_extend.storage.scheduler.limits import no_volume  # explain's words only
+
                     result.stop = no_volume(host, request, request.normal[len(placed)], free, quotas, count)
                 break
             index = disk_of[best]
@@ -77,6 +78,8 @@ def place_normal(
             if not quota.fits(quota_of(quotas, index)):
                 failed = True
                 if result.why:
+                    from resource_extend.storage.scheduler.limits import no_quota
+
                     result.stop = no_quota(host, request.iops_mounts[at], index, quota, quotas, count)
                 break
             if index is not None:
@@ -144,6 +147,8 @@ def place_sizes(
             if at == len(order):
                 failed = True
                 if result.why:
+                    from resource_extend.storage.scheduler.limits import no_volume  # explain's words only
+
                     result.stop = no_volume(host, request, request.normal[len(placed)], free, quotas, count)
                 break
             left, best = order.pop(at)
@@ -338,6 +343,8 @@ def mount_only(
     prototype = host.charge_mounts(request.iops_mounts, quotas)
     if prototype is None or bound < 1:
         if result.why and prototype is None:
+            from resource_extend.storage.scheduler.limits import first_mount_short  # explain's words only
+
             result.stop = first_mount_short(host, request, start)
         return 0, []
     per_attempt: dict[int, list[int]] = {}
@@ -349,6 +356,8 @@ def mount_only(
     for index, total in per_attempt.items():
         count = min(count, 1 + headroom(quotas[index], total))
     if result.why and count < bound:
+        from resource_extend.storage.scheduler.limits import mount_headroom
+
         result.stop = mount_headroom(host, start, per_attempt, count)
     for index, total in per_attempt.items():
         charge(quotas[index], [(count - 1) * value for value in total])

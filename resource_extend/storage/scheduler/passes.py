@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
 from resource_extend.storage.scheduler.host import charge, quota_of
-from resource_extend.storage.scheduler.limits import mono_short
 from resource_extend.storage.scheduler.outcome import Pass
 
 TYPE_CHECKING = False
@@ -120,6 +119,8 @@ def place_mono(
         result.mono_bytes[device] = free
         result.mono_count += 1
     if result.why and result.mono_count < bound:
+        from resource_extend.storage.scheduler.limits import mono_short  # explain's words: only why it stopped
+
         result.mono_stop = mono_short(host, request, result.mono_count, short_of_quota)
 
 

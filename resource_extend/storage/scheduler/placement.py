@@ -8,7 +8,6 @@ from resource_extend.storage.binding import need_schedule
 from resource_extend.storage.scheduler.assembly import plans
 from resource_extend.storage.scheduler.classes import ClassifiedRequest
 from resource_extend.storage.scheduler.host import Host
-from resource_extend.storage.scheduler.limits import binding_text
 from resource_extend.storage.scheduler.passes import schedule
 
 TYPE_CHECKING = False
@@ -86,6 +85,8 @@ class VolumeCount:
             return bound, None
         host, request = Host(node), self.request
         if request.places_volumes and not host.free:
+            from resource_extend.storage.scheduler.limits import binding_text  # explain's words only
+
             first = (*request.normal, *request.mono, *request.unlimited)[0]
             return 0, Limit("volume space", f"volume {binding_text(first)}: the node has no volumes")
         result = schedule(host, request, bound, keep=0, why=True)

@@ -10,8 +10,6 @@ from resource_extend.errors import PluginError
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource
-from resource_extend.storage.scheduler.affinity import affinity_plan
-from resource_extend.storage.scheduler.limits import size_text
 from resource_extend.storage.scheduler.placement import VolumeCount, volume_plans
 from resource_extend.storage.volume import volumes_total
 from resource_extend.storage.workload import (
@@ -79,6 +77,8 @@ class DeployCount:
         if request.storage_request > 0:
             room = storage_room(record, request.storage_request)
             if room < count:
+                from resource_extend.storage.scheduler.limits import size_text  # explain's words only
+
                 capacity, usage = _sides(record)
                 free, each = size_text(capacity.storage - usage.storage), size_text(request.storage_request)
                 count, limit = room, Limit("storage", f"storage: {free} free, {each} per workload")
@@ -156,6 +156,8 @@ def realloc(
             f"not enough storage, request: {grow} bytes more, available: {capacity.storage - usage.storage} bytes"
         )
     if reschedule:
+        from resource_extend.storage.scheduler.affinity import affinity_plan  # calculate-realloc only
+
         try:
             plan, disks = affinity_plan(
                 record,
