@@ -18,18 +18,18 @@ The subset is chosen so that exactness can be checked by reading it, not only by
   whatever its value would be, because its resolver regex (copied from PyYAML) matches.
 
 Everything else raises ``Unsupported`` and the caller hands the file to PyYAML. JSON files (``{`` first)
-take a strict ``json.loads`` path with the same alphabet and only the number forms both read alike.
+take a strict ``json.loads`` path with the same alphabet and only the number forms both read alike
+(yamlslow.py, imported for such a file, as is PyYAML's implicit-type regular expression when a scalar
+needs it).
 tests/unit/test_yamlsubset.py checks every accepted file against ``yaml.safe_load`` on generated input.
 """
 
 from __future__ import annotations
 
-from resource_extend import jsonio
 from resource_extend.decoding import ascii_digits
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from re import Pattern
     from typing import Any
 
 
@@ -53,32 +53,18 @@ _BOOL = {
     **dict.fromkeys(("true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"), True),
     **dict.fromkeys(("false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"), False),
 }
-# PyYAML's implicit resolvers (resolver.py, YAML 1.1) for every type other than str: a plain scalar
-# matching one of these that is not a kept form above is refused.
-_IMPLICIT = r"""(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\Z
-    |(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
-    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z
-    |(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+
-    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\Z
-    |<<\Z|(?:~|null|Null|NULL|)\Z
-    |(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
-    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
-    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\Z
-    |=\Z"""
-# Every character any alternative of _IMPLICIT can match (with the words of _BOOL and _NULL, which never
-# get that far): a scalar with a character outside it cannot match, and needs no regular expression.
+# Every character any alternative of yamlslow.IMPLICIT (PyYAML's implicit resolvers) can match (with the
+# words of _BOOL and _NULL, which never get that far): a scalar with a character outside it cannot match,
+# and needs no regular expression (nor yamlslow).
 _IMPLICIT_CHARS = _DIGITS | frozenset("-+_.:eEbxabcdefABCDEFinfINFaATtZ \t<=~ulLUyYsSoOrR")
-_implicit: list[Pattern[str]] = []
 
 
 def _is_implicit(text: str) -> bool:
     if not set(text) <= _IMPLICIT_CHARS:
         return False
-    if not _implicit:
-        import re
+    from resource_extend import yamlslow  # the regular expression (and re): only for such a scalar
 
-        _implicit.append(re.compile(_IMPLICIT, re.X))
-    return _implicit[0].match(text) is not None
+    return yamlslow.implicit(text)
 
 
 def _printable_ascii(text: str) -> bool:
@@ -116,7 +102,9 @@ def parse(text: str) -> Any:
     if not _printable_ascii(text):
         raise Unsupported("a character outside printable ASCII and \\n")
     if text.lstrip(" \n").startswith("{"):
-        return _json(text)
+        from resource_extend import yamlslow  # a JSON config only
+
+        return yamlslow.json_config(text)
     lines = _lines(text)
     if not lines:
         return None
@@ -267,47 +255,3 @@ def _plain(text: str) -> Any:
     if text[:1] not in _PLAIN_START or _is_implicit(text):
         raise Unsupported("a plain scalar of another implicit type, or one starting with an indicator")
     return text
-
-
-# -- JSON (which is YAML 1.2, and nearly 1.1) -------------------------------------------------------------
-
-
-def _json(text: str) -> Any:
-    """A JSON object, when PyYAML reads its text the same: no backslash escapes (surrogates, \\u0085),
-    no number beyond ``-?digits[.digits]`` (PyYAML reads 1e3 as a string), no key split from its ':'
-    by a line break and no long key (PyYAML's simple keys), and no tab (PyYAML's flow whitespace)."""
-    if "\\" in text or _key_split_or_long(text):
-        raise Unsupported("JSON beyond what PyYAML reads alike")
-    try:
-        return jsonio.loads(text, parse_float=_json_float, parse_constant=_json_refuse)
-    except ValueError:
-        raise Unsupported("not JSON") from None
-
-
-def _key_split_or_long(text: str) -> bool:
-    """A quote followed by spaces and line breaks (at least one) and then ':', or by 512 characters that
-    are neither a quote nor a line break (the regular expressions ``"[ \\n]*\\n[ \\n]*:`` and
-    ``"[^"\\n]{512}``, searched anywhere)."""
-    at = text.find('"')
-    while at >= 0:
-        after = end = at + 1
-        while end < len(text) and text[end] in " \n":
-            end += 1
-        if text[end : end + 1] == ":" and "\n" in text[after:end]:
-            return True
-        quote, newline = text.find('"', after), text.find("\n", after)
-        run_end = min(i for i in (quote, newline, len(text)) if i >= 0)
-        if run_end - after >= 512:
-            return True
-        at = quote
-    return False
-
-
-def _json_float(text: str) -> float:
-    if not _is_simple_float(text):
-        raise Unsupported("a JSON number PyYAML reads differently")
-    return float(text)
-
-
-def _json_refuse(text: str) -> Any:
-    raise Unsupported(f"JSON {text}")

@@ -325,7 +325,7 @@ def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
              "resource_extend.schemafiles", "resource_extend.etcd.grpc", "resource_extend.etcd.tls", "ssl",
              "resource_extend.failures", "resource_extend.helptext", "resource_extend.configrare",
-             "resource_extend.jsonslow", "resource_extend.kind", "resource_extend.answers",
+             "resource_extend.jsonslow", "resource_extend.yamlslow", "resource_extend.kind", "resource_extend.answers",
              "resource_extend.params.payloads", "resource_extend.etcd.protocol",
              "site", "zipfile",
              "typing", "dataclasses", "inspect", "decimal", "re", "json", "socket", "base64", "enum",
