@@ -220,16 +220,17 @@ def zipapp(
     raw.unlink()
 
 
-def shebang(python: str, start: bool = False) -> bytes:
+def shebang(python: str, start: int = 0) -> bytes:
     """``#!<interpreter> -IS``: isolated (no PYTHON* variables, user site or script directory on sys.path, which
     matters when core runs the plugin as root) and without ``site`` (no .pth hooks of the host: ~40 ms).
 
     Linux passes everything after the interpreter as one argument, so ``-IS`` works after an absolute path;
     after ``/usr/bin/env`` it needs ``env -S`` (coreutils 8.30+, BSD; not busybox): a bare name such as
     ``python3`` is looked up on PATH that way, an absolute path is used as it is. Behind ``env -S`` a build
-    that runs from its archive (``start``) adds ``-c`` and the line that execs the stub member from the
-    archive, so the interpreter never runs the archive as a zipapp; with an absolute path there is one argument only,
-    and the archive's ``__main__`` starts the plugin.
+    that runs from its archive adds ``-c`` and the line that opens the file and execs its first ``start``
+    bytes (this line, a comment to Python, then the stub: ``boot_prefix``), so the interpreter never runs
+    the archive as a zipapp; with an absolute path there is one argument only, and the archive's ``__main__``
+    starts the plugin.
     """
     if "/" in python:
         interpreter = os.path.abspath(python)
@@ -237,9 +238,9 @@ def shebang(python: str, start: bool = False) -> bytes:
             raise SystemExit(f"build.py: --python {python!r}: a shebang cannot hold a path with spaces")
         line = f"#!{interpreter} -IS\n"
     elif python and all(c.isalnum() or c in "._-" for c in python):
-        # exec, not import: zipimport would compile() the stub, and a process's first compile() builds the
-        # ast module's classes (boot/stub.py).
-        code = f"import sys,zipimport as z;exec(z.zipimporter(sys.argv[1]).get_data('{START_MEMBER}'))"
+        # exec, not import: importing would compile() the stub, and a process's first compile() builds the
+        # ast module's classes (boot/stub.py). fd stays open for the stub: every read is from this file.
+        code = f"import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,{start}))"
         line = f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
     else:
         raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
@@ -271,7 +272,11 @@ def rewrite_main(
             main = boot_source("extract", BUILD_ID=env["build_id"], PROG=name, ENTRY=entry, BUILT_FOR=running_on())
         else:
             main = ZIPAPP_MAIN
-        out.write(shebang(python, start=not extract))
+        # Behind env -S, the shebang execs the stub written after it, which reads the members it needs by their
+        # offsets: known once the zip is written, so the stub is written again then, as long as this one.
+        prefixed = {} if extract or "/" in python else {m: (0, 0) for m in prefix_members(tables or {})}
+        placeholder = boot_prefix(python, prefixed) if prefixed else shebang(python)
+        out.write(placeholder)
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
 
             def add(member: str, data: bytes | str, compress: int = zipfile.ZIP_STORED) -> None:
@@ -305,6 +310,12 @@ def rewrite_main(
             for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
+    if prefixed:
+        prefix = boot_prefix(python, members_in(tmp, prefixed))
+        if len(prefix) != len(placeholder):
+            raise SystemExit("build.py: the stub in front of the archive changed its length once laid out")
+        with tmp.open("r+b") as rewritten:
+            rewritten.write(prefix)
     with tmp.open("rb") as written:  # each index points at its blob in the file as written
         for member, (at, digest) in placed.items():
             written.seek(at)
@@ -314,6 +325,49 @@ def rewrite_main(
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
 
 
+def prefix_members(tables: dict[str, bytes]) -> list[str]:
+    """The members the stub in front of the archive reads by offset: each start, compiled or source, and
+    each code table's index (which point into the file themselves). The sources table is deflated: an
+    interpreter without a table of its own reads it through zipimport."""
+    return sorted(m for m in tables if m.endswith((".start", ".py")) or (m.endswith(".marshal") and "cpython" in m))
+
+
+def boot_prefix(python: str, members: dict[str, tuple[int, int]]) -> bytes:
+    """What the archive file starts with in a build run through ``env -S``: the shebang line, whose ``-c``
+    reads this many bytes of the file and execs them, then boot/stub.py with ``MEMBERS`` written in (each
+    member's header offset and length, at a fixed width so that the length is known before the offsets are)
+    and without its docstring and comment lines: the stub is compiled from text on every call (~6 µs a line)."""
+    written = ", ".join(f"{name!r}: ({at:11d}, {length:11d})" for name, (at, length) in sorted(members.items()))
+    text = boot_source("stub", MEMBERS=_Verbatim("{" + written + "}")).splitlines()
+    code = text[next(i for i, line in enumerate(text) if line.startswith("import ")) :]
+    stub = "\n".join(line for line in code if not line.lstrip().startswith("#")).encode() + b"\n"
+    size = 0
+    while len(shebang(python, start=size)) + len(stub) != size:
+        size = len(shebang(python, start=size)) + len(stub)
+    return shebang(python, start=size) + stub
+
+
+class _Verbatim(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def members_in(archive: Path, names: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """Where each of ``names`` is in ``archive``: its local header's offset and its length, as the stub reads it
+    (stored, a header without an extra field: the stub checks the header's name before it uses the data)."""
+    found = {}
+    with zipfile.ZipFile(archive) as zipped, archive.open("rb") as raw:
+        for name in names:
+            info = zipped.getinfo(name)
+            raw.seek(info.header_offset)
+            header = raw.read(30 + len(name.encode()))
+            expected = b"PK\x03\x04" + header[4:26] + bytes((len(name.encode()), 0, 0, 0)) + name.encode()
+            if info.compress_type != zipfile.ZIP_STORED or header != expected:
+                raise SystemExit(f"build.py: {name}: not stored with a plain local header; the stub cannot read it")
+            found[name] = (info.header_offset, info.file_size)
+    return found
+
+
 def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple[int, bytes]:
     """A code table as two stored members: its blob of code (``.code``), then the index (``member``) that
     names where each module's code lies in the file, which is known once the blob is written. Returns where
@@ -321,12 +375,12 @@ def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple
     from resource_extend.boot.codetable import DIGEST, index_member, layout
     from resource_extend.boot.start import FORMAT
 
-    magic, blob, index = layout(table)
+    magic, blob, index, group = layout(table)
     info = member_info(member.removesuffix(".marshal") + ".code")
     archive.writestr(info, blob, compress_type=zipfile.ZIP_STORED)
     at = info.header_offset + len(info.FileHeader())
     archive.writestr(
-        member_info(member), index_member(FORMAT, magic, blob, index, at), compress_type=zipfile.ZIP_STORED
+        member_info(member), index_member(FORMAT, magic, blob, index, at, group), compress_type=zipfile.ZIP_STORED
     )
     return at, blob[:DIGEST]
 
@@ -478,8 +532,11 @@ def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
     return tuple(found.stdout.split())
 
 
-def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> dict[str, bytes]:
-    """The ``_code/`` members: per interpreter, the code table of ``site`` and the start (``start``: the source
+def code_tables(
+    site: Path, pythons: dict[str, str], work: Path, start: str, group: tuple[str, ...] = ()
+) -> dict[str, bytes]:
+    """The ``_code/`` members: per interpreter, the code table of ``site`` (``group``, the modules every call
+    imports, marshalled as one piece) and the start (``start``: the source
     of boot/start.py with the build's constants, named by the interpreter's magic number), each compiled by
     that interpreter (boot/codetable.py); and
     for any other interpreter, the table of the sources and the start's source."""
@@ -495,7 +552,8 @@ def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> 
     source.write_text(start, encoding="utf-8")
     for tag, python in pythons.items():
         out = work / f"{site.name}-{tag}.marshal"
-        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source))
+        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source),
+           *group)  # fmt: skip
         members[f"_code/{tag}.marshal"] = out.read_bytes()
         magic = marshal.loads(members[f"_code/{tag}.marshal"])[1]
         members[f"_code/{magic.hex()}.start"] = Path(f"{out}.start").read_bytes()
@@ -529,7 +587,7 @@ def main() -> None:
         " $PYTHONS, else every CPython 3.9+ found: this one, python3.X on PATH, pyenv's, /usr/bin/python3)",
     )
     args = parser.parse_args()
-    shebang(args.python)  # refuse a bad --python before the slow steps
+    shebang(args.python, start=99999)  # refuse a bad --python before the slow steps
     unknown = set(args.plugins) - set(PLUGINS)
     if unknown:
         parser.error(f"unknown plugin(s): {', '.join(sorted(unknown))}")
@@ -573,8 +631,9 @@ def build(
     for plugin in plugins:
         site = work / plugin
         stage(plugin, site, deps, extract, build_info=info)
-        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload_order(site, plugin))
-        tables = {} if extract else code_tables(site, pythons or {}, work, start)
+        preload = preload_order(site, plugin)
+        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload)
+        tables = {} if extract else code_tables(site, pythons or {}, work, start, preload)
         target = out / f"resource-{plugin}"
         zipapp(plugin, site, work, target, extract, python, tables)
         print(f"built {target}")

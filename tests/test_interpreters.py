@@ -107,6 +107,23 @@ def test_the_archive_holds_each_member_once_and_passes_its_checksums(plugin: str
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
+def test_the_shebang_execs_the_stub_in_front_of_the_zip_which_names_where_its_members_are(plugin: str) -> None:
+    data = Path(executable(plugin)).read_bytes()
+    line = data.partition(b"\n")[0].decode()
+    size = int(line.rpartition("posix.read(fd,")[2].partition(")")[0])
+    with zipfile.ZipFile(executable(plugin)) as archive:
+        assert size == min(info.header_offset for info in archive.infolist())  # the stub ends where the zip starts
+        namespace: dict[str, Any] = {"__name__": "not __main__"}
+        exec(data[:size], namespace)  # the shebang line is a comment to Python
+        members = namespace["MEMBERS"]
+        assert {"_code/start.py", f"_code/{sys.implementation.cache_tag}.marshal"} <= members.keys()
+        for name, (at, length) in members.items():
+            info = archive.getinfo(name)
+            assert (at, length) == (info.header_offset, info.file_size), name
+            assert data[at + 30 + len(name) :][:length] == archive.read(name), name
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_the_build_carries_a_code_table_for_every_supported_python_it_found(plugin: str) -> None:
     with zipfile.ZipFile(executable(plugin)) as archive:
         members = set(archive.namelist())
@@ -128,9 +145,9 @@ def without_table(exe: str, minor: str, out: Path) -> str:
     (The copy moves the members, so the other minors' indexes no longer match it: run it under ``minor`` only.)"""
     with zipfile.ZipFile(exe) as archive:
         drop = set(compiled_members(archive, minor))
-    shebang = Path(exe).read_bytes().partition(b"\n")[0] + b"\n"
     with zipfile.ZipFile(exe) as src, out.open("wb") as handle:
-        handle.write(shebang)
+        # The shebang and the stub in front of the zip, as they are.
+        handle.write(Path(exe).read_bytes()[: min(info.header_offset for info in src.infolist())])
         with zipfile.ZipFile(handle, "w") as dst:
             for info in src.infolist():
                 if info.filename not in drop:

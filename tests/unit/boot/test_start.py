@@ -56,12 +56,12 @@ def magic() -> bytes:
 
 
 class Members:
-    """A zipimporter's get_data over a dict: the one call the stub and the start make of it."""
+    """The stub's reading of a member, over a dict: missing members raise OSError, as zipimport's do."""
 
     def __init__(self, members: dict[str, bytes]) -> None:
         self.members = members
 
-    def get_data(self, name: str) -> bytes:
+    def __call__(self, name: str) -> bytes:
         if name not in self.members:
             raise OSError(0, "", name)
         return self.members[name]
@@ -69,12 +69,12 @@ class Members:
 
 def placed(tmp_path: Path, table: bytes, header: bytes = start.FORMAT) -> tuple[str, Members]:
     """An archive file holding the code table's blob after some other bytes, and its index member."""
-    magic_number, blob, index = codetable.layout(table)
+    magic_number, blob, index, group = codetable.layout(table)
     tmp_path.mkdir(parents=True, exist_ok=True)
     archive = tmp_path / "resource-x"
     archive.write_bytes(b"#!shebang and other members\n" + blob)
     at = archive.stat().st_size - len(blob)
-    member = codetable.index_member(header, magic_number, blob, index, at)
+    member = codetable.index_member(header, magic_number, blob, index, at, group)
     return str(archive), Members(
         {"t": member, "_code/sources.marshal": codetable.source_table(str(tmp_path / "no-site"), header)}
     )
@@ -102,10 +102,11 @@ def test_a_table_holds_every_importable_module_once_with_its_package_flag(tmp_pa
 
 def test_the_blob_holds_each_modules_code_where_the_index_says(tmp_path: Path) -> None:
     code = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    _, blob, index = codetable.layout(code)
+    _, blob, index, _ = codetable.layout(code)
     expected = marshal.loads(code)[2]
     assert index.keys() == expected.keys()
     for name, (package, offset, length) in index.items():
+        assert offset is not None  # no group asked for
         assert (package, blob[offset : offset + length]) == expected[name]
 
 
@@ -268,3 +269,36 @@ def test_an_archive_that_cannot_be_opened_for_its_code_fails_in_one_line(
         start.code_table(members, archive, "t", magic())
     assert exit_.value.code == 128
     assert capsys.readouterr().err == f"{archive}: cannot read the archive: No such file or directory\n"
+
+
+@pytest.mark.usefixtures("clean_imports")
+def test_the_modules_every_call_imports_are_one_piece_of_the_blob_and_load_as_the_others_do(tmp_path: Path) -> None:
+    # A name the build's preload list has that the site lacks is left out; the group keeps the list's order.
+    grouped = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT, ("pkg.sub.leaf", "pkg", "absent"))
+    _, blob, index, (offset, length) = codetable.layout(grouped)
+    assert index["pkg.sub.leaf"] == (False, None, 0) and index["pkg"] == (True, None, 1)
+    assert isinstance(index["pkg.sub"][1], int)  # not in the group: a piece of its own
+    assert [code.co_filename for code in marshal.loads(blob[offset : offset + length])] == [
+        "site-packages/pkg/sub/leaf.py",
+        "site-packages/pkg/__init__.py",
+    ]
+    table = read(tmp_path, grouped, magic())
+    assert table is not None and table.codes is None  # unmarshalled only once a module of it is loaded
+    sys.meta_path.insert(0, table)
+    table.preload(["pkg", "pkg.sub", "pkg.sub.leaf"])
+    leaf: Any = sys.modules["pkg.sub.leaf"]
+    assert leaf.LEAF == "package leaf" and leaf.__file__ == f"{tmp_path}/resource-x/site-packages/pkg/sub/leaf.py"
+    assert table.codes is not None and len(table.codes) == 2
+
+
+def test_a_grouped_table_and_an_ungrouped_one_hold_the_same_code(tmp_path: Path) -> None:
+    site = str(site_tree(tmp_path))
+    plain = codetable.layout(codetable.compile_table(site, start.FORMAT))
+    grouped = codetable.layout(codetable.compile_table(site, start.FORMAT, ("pkg", "pkg.sub.leaf")))
+    codes = marshal.loads(grouped[1][grouped[3][0] : grouped[3][0] + grouped[3][1]])
+    for name, (_, offset, length) in plain[2].items():
+        assert offset is not None
+        code = marshal.loads(plain[1][offset : offset + length])
+        entry = grouped[2][name]
+        other = codes[entry[2]] if entry[1] is None else marshal.loads(grouped[1][entry[1] : entry[1] + entry[2]])
+        assert code == other, name
