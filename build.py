@@ -375,12 +375,12 @@ def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple
     from resource_extend.boot.codetable import DIGEST, index_member, layout
     from resource_extend.boot.start import FORMAT
 
-    magic, blob, index, group = layout(table)
+    magic, blob, index, groups = layout(table)
     info = member_info(member.removesuffix(".marshal") + ".code")
     archive.writestr(info, blob, compress_type=zipfile.ZIP_STORED)
     at = info.header_offset + len(info.FileHeader())
     archive.writestr(
-        member_info(member), index_member(FORMAT, magic, blob, index, at, group), compress_type=zipfile.ZIP_STORED
+        member_info(member), index_member(FORMAT, magic, blob, index, at, groups), compress_type=zipfile.ZIP_STORED
     )
     return at, blob[:DIGEST]
 
@@ -522,6 +522,85 @@ print(" ".join(done))
 """
 
 
+# Then, with those loaded, what each verb imports before it reads its call: the validators of its request and
+# answer, and a handler's module imported when the verb runs (the verb tables' LazyModules). The handler gets
+# a call that raises at its first use, so only imports every call of the verb makes are recorded; each verb's
+# are dropped again before the next one's.
+VERB_ORDER = """
+import importlib.machinery, sys
+site, name, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.path.insert(0, site)
+for seed in seeds:
+    __import__(seed)
+done = []
+
+class Recorder:
+    def find_spec(self, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and (spec.origin or "").startswith(site + "/"):
+            run = spec.loader.exec_module
+            def exec_module(module, run=run):
+                run(module)
+                done.append(module.__name__)
+            spec.loader.exec_module = exec_module
+        return spec
+
+class Unused:
+    def __getattr__(self, attribute):
+        raise LookupError(attribute)
+
+sys.meta_path.insert(0, Recorder())
+import plugins
+before = set(sys.modules)
+for verb in plugins.plugin(name).verbs:
+    del done[:]
+    for direction in ("request", "response"):
+        try:
+            __import__("resource_extend._validators_%s.%s_%s" % (name, verb.name.replace("-", "_"), direction))
+        except ImportError:
+            pass
+    try:
+        verb.run(Unused())
+    except Exception:
+        pass
+    print(verb.name, *done)
+    for module in set(sys.modules) - before:  # as if never imported: `from package import module` looks too
+        del sys.modules[module]
+        parent, _, child = module.rpartition(".")
+        if parent in sys.modules and getattr(sys.modules[parent], child, None) is not None:
+            delattr(sys.modules[parent], child)
+"""
+
+
+def verb_preloads(site: Path, plugin: str, preload: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """What each verb of ``plugin`` imports beyond ``preload`` whenever it runs, in completion order: the start
+    loads it as it loads ``preload`` (boot/start.py VERB_PRELOAD), a calculate verb's ~20 modules so without
+    importlib's machinery (~2 M instructions)."""
+    found = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", VERB_ORDER, str(site), plugin, *preload],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    verbs = (line.split() for line in found.stdout.splitlines())
+    return {words[0]: tuple(words[1:]) for words in verbs if len(words) > 1}
+
+
+def code_groups(preload: tuple[str, ...], verbs: dict[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The pieces the code table holds modules in (boot/codetable.py): what every call imports, then one piece
+    per set of verbs that import the same modules, so that no module is in two and a verb unmarshals only
+    code it runs."""
+    needed: dict[str, list[str]] = {}  # module -> the verbs that import it, in table order
+    for verb, modules in verbs.items():
+        for module in modules:
+            needed.setdefault(module, []).append(verb)
+    pieces: dict[tuple[str, ...], list[str]] = {}
+    for modules in verbs.values():
+        for module in modules:
+            piece = pieces.setdefault(tuple(needed[module]), [])
+            if module not in piece:
+                piece.append(module)
+    return [preload, *(tuple(piece) for piece in pieces.values())]
+
+
 def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
     """The modules a call of ``plugin`` always imports, in the order their imports complete (what the start
     preloads): the closure of the entry, the manifest and ``EVERY_CALL``."""
@@ -533,10 +612,10 @@ def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
 
 
 def code_tables(
-    site: Path, pythons: dict[str, str], work: Path, start: str, group: tuple[str, ...] = ()
+    site: Path, pythons: dict[str, str], work: Path, start: str, groups: list[tuple[str, ...]] | None = None
 ) -> dict[str, bytes]:
-    """The ``_code/`` members: per interpreter, the code table of ``site`` (``group``, the modules every call
-    imports, marshalled as one piece) and the start (``start``: the source
+    """The ``_code/`` members: per interpreter, the code table of ``site`` (``groups`` of modules that are
+    imported together, each marshalled as one piece: ``code_groups``) and the start (``start``: the source
     of boot/start.py with the build's constants, named by the interpreter's magic number), each compiled by
     that interpreter (boot/codetable.py); and
     for any other interpreter, the table of the sources and the start's source."""
@@ -553,7 +632,7 @@ def code_tables(
     for tag, python in pythons.items():
         out = work / f"{site.name}-{tag}.marshal"
         sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source),
-           *group)  # fmt: skip
+           *(",".join(group) for group in groups or ()))  # fmt: skip
         members[f"_code/{tag}.marshal"] = out.read_bytes()
         magic = marshal.loads(members[f"_code/{tag}.marshal"])[1]
         members[f"_code/{magic.hex()}.start"] = Path(f"{out}.start").read_bytes()
@@ -632,8 +711,9 @@ def build(
         site = work / plugin
         stage(plugin, site, deps, extract, build_info=info)
         preload = preload_order(site, plugin)
-        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload)
-        tables = {} if extract else code_tables(site, pythons or {}, work, start, preload)
+        verbs = verb_preloads(site, plugin, preload)
+        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload, VERB_PRELOAD=verbs)
+        tables = {} if extract else code_tables(site, pythons or {}, work, start, code_groups(preload, verbs))
         target = out / f"resource-{plugin}"
         zipapp(plugin, site, work, target, extract, python, tables)
         print(f"built {target}")

@@ -105,6 +105,9 @@ def report():
         f.write("!ast-classes\\t%d\\t\\n" % len(ast))
         zipimport = sys.modules.get("zipimport")
         f.write("!zip-directories\\t%d\\t\\n" % len(getattr(zipimport, "_zip_directory_cache", ())))
+        # importlib marks the spec of each module it loads; the start's preload does not.
+        by_importlib = [n for n, m in sys.modules.items() if hasattr(getattr(m, "__spec__", None), "_initializing")]
+        f.write("!by-importlib\\t%s\\t\\n" % ",".join(sorted(by_importlib)))
 
 if exe == "-":
     report()
@@ -166,6 +169,7 @@ def loaded(probe_out: Path, argv: list[str], cwd: Path, stdin: bytes = b"") -> t
 
 def ast_classes(modules: dict[str, str]) -> int:
     modules.pop("!zip-directories", None)
+    modules.pop("!by-importlib", None)
     return int(modules.pop("!ast-classes").split("\t")[0])
 
 
@@ -210,6 +214,40 @@ def test_a_call_imports_only_the_modules_in_the_budget(
         allowed = BUDGET if b" -c " in f.readline() else {**BUDGET, **ZIPAPP_RUN}
     extra = sorted(m for m in modules.keys() - bare.keys() if m not in allowed and not m.startswith(VALIDATORS))
     assert not extra, f"{plugin} {verb} imports modules outside the budget in tests/test_import_budget.py: {extra}"
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy"])
+def test_a_store_or_calculate_call_loads_every_module_of_its_own_without_importlib(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # The start loads what every call imports and what the verb imports (build.py's PRELOAD and VERB_PRELOAD),
+    # each group of code unmarshalled as one piece: importlib's machinery costs ~60 K instructions a module.
+    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
+    )
+    assert stderr == b"" and stdout, stderr
+    ours = [
+        m for m in modules["!by-importlib"].split("\t")[0].split(",") if m.startswith(("resource_extend", "plugins"))
+    ]
+    assert not ours, f"{plugin} {verb} imports these through importlib, not the start's preload: {ours}"
+
+
+def test_each_module_a_verb_loads_is_in_one_group_of_code_and_every_call_loads_the_first() -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        import build
+    finally:
+        sys.path.remove(str(ROOT))
+    verbs = {"deploy": ("v.d", "sched", "plan"), "realloc": ("v.r", "sched", "plan"), "capacity": ("v.c", "sched")}
+    groups = build.code_groups(("cli", "store"), verbs)
+    assert groups == [("cli", "store"), ("v.d",), ("sched",), ("plan",), ("v.r",), ("v.c",)]
+    # No module twice, none lost; each verb's modules are whole groups, so it unmarshals nothing it does not run.
+    flat = [m for g in groups for m in g]
+    assert len(flat) == len(set(flat)) == 2 + len({m for ms in verbs.values() for m in ms})
+    for modules in verbs.values():
+        assert not [g for g in groups[1:] if set(g) & set(modules) and not set(g) <= set(modules)]
 
 
 NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.storage.calculate_verbs",

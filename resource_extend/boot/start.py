@@ -28,6 +28,9 @@ ENTRY = ("plugins.gpu", "main")  # build.py writes the executable's entry point 
 # order before the entry runs, each finds what it imports already loaded, which spares importlib's
 # machinery in Python (~10 µs a module) for ~35 modules. Any order is correct; this one is the fast one.
 PRELOAD = ()  # type: tuple[str, ...]
+# What each verb imports whenever it runs, beyond PRELOAD (its validators, a calculate verb's scheduler), in
+# the order their imports complete (build.py finds it): loaded the same way once the verb is known.
+VERB_PRELOAD = {}  # type: dict[str, tuple[str, ...]]
 # Where module paths point inside the archive (``__file__``): the staged site-packages, whose data files
 # (the schemas) are members under it.
 SOURCES = "site-packages"
@@ -83,10 +86,10 @@ def code_table(
     (each loaded name is hashed and interned: ~15 % of unmarshalling them one by one), the others one by one.
     """
     try:
-        header, table_magic, at, digest, modules, group = marshal.loads(read(name))
+        header, table_magic, at, digest, modules, groups = marshal.loads(read(name))
     except Exception:  # missing (OSError), or not a table of this format
         return None
-    if header != FORMAT or table_magic != magic or not isinstance(modules, dict):
+    if header != FORMAT or table_magic != magic or not isinstance(modules, dict) or not isinstance(groups, list):
         return None
     try:
         if fd is None:
@@ -105,7 +108,7 @@ def code_table(
         )
         sys.stderr.flush()
         sys.exit(128)
-    return CodeTable(archive, modules, fd, group)
+    return CodeTable(archive, modules, fd, groups)
 
 
 def source_table(read: "Callable[[str], bytes]", archive: str) -> "CodeTable | None":
@@ -123,22 +126,22 @@ class CodeTable:
     """A finder and loader on ``sys.meta_path`` for the modules of one table.
 
     ``modules`` maps a name to (is a package, where its marshalled code lies in the archive file ``fd``:
-    offset, length), or to (is a package, None, its place in the ``group``, a tuple of code marshalled as one
-    piece at (offset, length) of ``fd``), or, without ``fd``, to (is a package, its source), which is
-    compiled as it is imported.
+    offset, length), or to (is a package, None, (a group, its place in it)), a group being a tuple of code
+    marshalled as one piece at (offset, length) of ``fd`` (``groups``), or, without ``fd``, to (is a package,
+    its source), which is compiled as it is imported.
 
     Modules keep the paths they would have had from zipimport (``__file__`` under the archive's
     ``site-packages/``), so code that finds files beside a module (validation.schema_dir) works the same;
     ``archive`` is the attribute zipimport's loader has for that.
     """
 
-    def __init__(self, archive: str, modules: "dict[str, Any]", fd: "int | None" = None, group: "Any" = None) -> None:
+    def __init__(self, archive: str, modules: "dict[str, Any]", fd: "int | None" = None, groups: "Any" = ()) -> None:
         self.archive = archive
         self.modules = modules
         self.fd = fd
         self.compiled = fd is not None
-        self.group = group
-        self.codes = None  # type: tuple[Any, ...] | None  # the group's, unmarshalled when first needed
+        self.groups = groups
+        self.codes = {}  # type: dict[int, tuple[Any, ...]]  # each group's, unmarshalled when first needed
         self.spec_type = _module_spec_type()  # type: Any
 
     def find_spec(self, name: str, path: "Sequence[str] | None" = None, target: "ModuleType | None" = None) -> "Any":
@@ -194,9 +197,11 @@ class CodeTable:
         if self.fd is None:
             code = compile(entry[1], path, "exec", dont_inherit=True)
         elif entry[1] is None:
-            if self.codes is None:
-                self.codes = marshal.loads(self.read(self.group[0], self.group[1], name))
-            code = self.codes[entry[2]]
+            group, place = entry[2]
+            codes = self.codes.get(group)
+            if codes is None:
+                codes = self.codes[group] = marshal.loads(self.read(self.groups[group][0], self.groups[group][1], name))
+            code = codes[place]
         else:
             code = marshal.loads(self.read(entry[1], entry[2], name))
         exec(code, module.__dict__)
@@ -257,6 +262,7 @@ def main(archive: str, read: "Callable[[str], bytes]", fd: "int | None" = None) 
     module_name, function = ENTRY
     try:
         table.preload(PRELOAD)
+        table.preload(VERB_PRELOAD.get(verb_of(args)[1:], ()))
         __import__(module_name)
         entry = getattr(sys.modules[module_name], function)
     except Exception as exc:  # the plugin's own handling starts inside the entry point: no traceback before it

@@ -272,33 +272,40 @@ def test_an_archive_that_cannot_be_opened_for_its_code_fails_in_one_line(
 
 
 @pytest.mark.usefixtures("clean_imports")
-def test_the_modules_every_call_imports_are_one_piece_of_the_blob_and_load_as_the_others_do(tmp_path: Path) -> None:
-    # A name the build's preload list has that the site lacks is left out; the group keeps the list's order.
-    grouped = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT, ("pkg.sub.leaf", "pkg", "absent"))
-    _, blob, index, (offset, length) = codetable.layout(grouped)
-    assert index["pkg.sub.leaf"] == (False, None, 0) and index["pkg"] == (True, None, 1)
-    assert isinstance(index["pkg.sub"][1], int)  # not in the group: a piece of its own
+def test_modules_imported_together_are_one_piece_of_the_blob_and_load_as_the_others_do(tmp_path: Path) -> None:
+    # A name the build's lists have that the site lacks is left out; each group keeps its list's order.
+    groups = [("pkg.sub.leaf", "pkg", "absent"), ("pkg.sub",)]
+    grouped = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT, groups)
+    _, blob, index, pieces = codetable.layout(grouped)
+    assert index == {
+        "pkg.sub.leaf": (False, None, (0, 0)),
+        "pkg": (True, None, (0, 1)),
+        "pkg.sub": (True, None, (1, 0)),
+    }
+    (offset, length), _ = pieces
     assert [code.co_filename for code in marshal.loads(blob[offset : offset + length])] == [
         "site-packages/pkg/sub/leaf.py",
         "site-packages/pkg/__init__.py",
     ]
     table = read(tmp_path, grouped, magic())
-    assert table is not None and table.codes is None  # unmarshalled only once a module of it is loaded
+    assert table is not None and table.codes == {}  # a group is unmarshalled once a module of it is loaded
     sys.meta_path.insert(0, table)
-    table.preload(["pkg", "pkg.sub", "pkg.sub.leaf"])
-    leaf: Any = sys.modules["pkg.sub.leaf"]
-    assert leaf.LEAF == "package leaf" and leaf.__file__ == f"{tmp_path}/resource-x/site-packages/pkg/sub/leaf.py"
-    assert table.codes is not None and len(table.codes) == 2
+    table.preload(["pkg"])
+    assert table.codes.keys() == {0}
+    import pkg.sub.leaf
+
+    assert pkg.sub.leaf.LEAF == "package leaf"
+    assert pkg.sub.leaf.__file__ == f"{tmp_path}/resource-x/site-packages/pkg/sub/leaf.py"
+    assert table.codes.keys() == {0, 1} and len(table.codes[0]) == 2
 
 
 def test_a_grouped_table_and_an_ungrouped_one_hold_the_same_code(tmp_path: Path) -> None:
     site = str(site_tree(tmp_path))
-    plain = codetable.layout(codetable.compile_table(site, start.FORMAT))
-    grouped = codetable.layout(codetable.compile_table(site, start.FORMAT, ("pkg", "pkg.sub.leaf")))
-    codes = marshal.loads(grouped[1][grouped[3][0] : grouped[3][0] + grouped[3][1]])
-    for name, (_, offset, length) in plain[2].items():
+    _, plain, plain_index, _ = codetable.layout(codetable.compile_table(site, start.FORMAT))
+    _, blob, index, pieces = codetable.layout(codetable.compile_table(site, start.FORMAT, [("pkg", "pkg.sub.leaf")]))
+    codes = [marshal.loads(blob[offset : offset + length]) for offset, length in pieces]
+    for name, (_, offset, length) in plain_index.items():
         assert offset is not None
-        code = marshal.loads(plain[1][offset : offset + length])
-        entry = grouped[2][name]
-        other = codes[entry[2]] if entry[1] is None else marshal.loads(grouped[1][entry[1] : entry[1] + entry[2]])
-        assert code == other, name
+        _, at, where = index[name]
+        other = codes[where[0]][where[1]] if at is None else marshal.loads(blob[at : at + where])
+        assert marshal.loads(plain[offset : offset + length]) == other, name
