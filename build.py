@@ -274,8 +274,8 @@ def rewrite_main(
             main = ZIPAPP_MAIN
         # Behind env -S, the shebang execs the stub written after it, which reads the members it needs by their
         # offsets: known once the zip is written, so the stub is written again then, as long as this one.
-        prefixed = {} if extract or "/" in python else {m: (0, 0) for m in prefix_members(tables or {})}
-        placeholder = boot_prefix(python, prefixed) if prefixed else shebang(python)
+        prefixed = {} if extract or "/" in python else prefix_members(tables or {})
+        placeholder = boot_prefix(python, dict.fromkeys(prefixed, (0, 0, 0, 0))) if prefixed else shebang(python)
         out.write(placeholder)
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
 
@@ -311,7 +311,8 @@ def rewrite_main(
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
     if prefixed:
-        prefix = boot_prefix(python, members_in(tmp, prefixed))
+        found = members_in(tmp, [m for pair in prefixed.values() for m in pair])
+        prefix = boot_prefix(python, {magic: (*found[a], *found[b]) for magic, (a, b) in prefixed.items()})
         if len(prefix) != len(placeholder):
             raise SystemExit("build.py: the stub in front of the archive changed its length once laid out")
         with tmp.open("r+b") as rewritten:
@@ -325,34 +326,34 @@ def rewrite_main(
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
 
 
-def prefix_members(tables: dict[str, bytes]) -> list[str]:
-    """The members the stub in front of the archive reads by offset: each start, compiled or source, and
-    each code table's index (which point into the file themselves). The sources table is deflated: an
-    interpreter without a table of its own reads it through zipimport."""
-    return sorted(m for m in tables if m.endswith((".start", ".py")) or (m.endswith(".marshal") and "cpython" in m))
+def prefix_members(tables: dict[str, bytes]) -> dict[str, tuple[str, str]]:
+    """Per magic number (hex) of a minor the build compiled for, the members the text in front of the archive
+    reads by offset: that minor's start and its code table's index (which points into the file itself)."""
+    found = {}
+    for member, data in tables.items():
+        if member.endswith(".marshal") and member != "_code/sources.marshal":
+            magic = marshal.loads(data)[1].hex()
+            found[magic] = (f"_code/{magic}.start", member)
+    return found
 
 
-def boot_prefix(python: str, members: dict[str, tuple[int, int]]) -> bytes:
+def boot_prefix(python: str, table: dict[str, tuple[int, int, int, int]]) -> bytes:
     """What the archive file starts with in a build run through ``env -S``: the shebang line, whose ``-c``
-    reads this many bytes of the file and execs them, then boot/stub.py with ``MEMBERS`` written in (each
-    member's header offset and length, at a fixed width so that the length is known before the offsets are)
-    and without its docstring and comment lines: the stub is compiled from text on every call (~6 µs a line)."""
-    written = ", ".join(f"{name!r}: ({at:11d}, {length:11d})" for name, (at, length) in sorted(members.items()))
-    text = boot_source("stub", MEMBERS=_Verbatim("{" + written + "}")).splitlines()
+    reads this many bytes of the file and execs them, then boot/prefix.py with ``TABLE`` written in (per
+    magic number, where the start's and the index's headers are and their lengths, at a fixed width so that
+    the length is known before the offsets are) and without its docstring and comment lines: the text is
+    parsed on every call (~50 K instructions a line)."""
+    written = " ".join(f"{magic} {' '.join(f'{n:11d}' for n in where)}" for magic, where in sorted(table.items()))
+    text = boot_source("prefix", TABLE=written).splitlines()
     code = text[next(i for i, line in enumerate(text) if line.startswith("import ")) :]
-    stub = "\n".join(line for line in code if not line.lstrip().startswith("#")).encode() + b"\n"
+    stub = "\n".join(line for line in code if line.strip() and not line.lstrip().startswith("#")).encode() + b"\n"
     size = 0
     while len(shebang(python, start=size)) + len(stub) != size:
         size = len(shebang(python, start=size)) + len(stub)
     return shebang(python, start=size) + stub
 
 
-class _Verbatim(str):
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def members_in(archive: Path, names: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+def members_in(archive: Path, names: list[str]) -> dict[str, tuple[int, int]]:
     """Where each of ``names`` is in ``archive``: its local header's offset and its length, as the stub reads it
     (stored, a header without an extra field: the stub checks the header's name before it uses the data)."""
     found = {}

@@ -9,6 +9,7 @@ interpreter this machine lacks is skipped under its name.
 
 from __future__ import annotations
 
+import ast
 import json
 import marshal
 import os
@@ -107,20 +108,27 @@ def test_the_archive_holds_each_member_once_and_passes_its_checksums(plugin: str
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
-def test_the_shebang_execs_the_stub_in_front_of_the_zip_which_names_where_its_members_are(plugin: str) -> None:
+def test_the_shebang_execs_the_text_in_front_of_the_zip_which_says_where_each_minors_start_and_index_are(
+    plugin: str,
+) -> None:
     data = Path(executable(plugin)).read_bytes()
     line = data.partition(b"\n")[0].decode()
     size = int(line.rpartition("posix.read(fd,")[2].partition(")")[0])
     with zipfile.ZipFile(executable(plugin)) as archive:
-        assert size == min(info.header_offset for info in archive.infolist())  # the stub ends where the zip starts
-        namespace: dict[str, Any] = {"__name__": "not __main__"}
-        exec(data[:size], namespace)  # the shebang line is a comment to Python
-        members = namespace["MEMBERS"]
-        assert {"_code/start.py", f"_code/{sys.implementation.cache_tag}.marshal"} <= members.keys()
-        for name, (at, length) in members.items():
-            info = archive.getinfo(name)
-            assert (at, length) == (info.header_offset, info.file_size), name
-            assert data[at + 30 + len(name) :][:length] == archive.read(name), name
+        assert size == min(info.header_offset for info in archive.infolist())  # the text ends where the zip starts
+        text = data[:size].decode()
+        ast.parse(text)  # the shebang line is a comment to Python
+        table = next(line for line in text.splitlines() if line.startswith("TABLE = "))
+        words = ast.literal_eval(table.partition(" = ")[2]).split()
+        entries = {words[i]: [int(n) for n in words[i + 1 : i + 5]] for i in range(0, len(words), 5)}
+        compiled = {n[len("_code/") : -len(".start")] for n in archive.namelist() if n.endswith(".start")}
+        assert entries.keys() == compiled and compiled  # every minor the build compiled for, and only those
+        for magic, (start, start_length, index, index_length) in entries.items():
+            for name, at, length in ((f"_code/{magic}.start", start, start_length), ("", index, index_length)):
+                info = next(i for i in archive.infolist() if i.header_offset == at)
+                assert info.filename == name or (not name and info.filename.endswith(".marshal")), info.filename
+                assert length == info.file_size and info.compress_type == zipfile.ZIP_STORED
+            assert marshal.loads(archive.read(info.filename))[1].hex() == magic  # the index of the same minor
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)

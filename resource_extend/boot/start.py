@@ -249,6 +249,36 @@ def install(archive: str, read: "Callable[[str], bytes]", fd: "int | None" = Non
     return table
 
 
+def boot(fd: int, found: "list[str]") -> None:
+    """Run by the text in front of the zip (boot/prefix.py), which opened the archive as ``fd`` and found this
+    start at ``found[0]`` (its header) and this minor's code table index at ``found[2]`` (``found[3]`` bytes)."""
+    where = [int(number) for number in found]
+    import gc
+
+    gc.disable()  # as the stub does: see boot/stub.py
+    archive = sys.argv[1]
+    globals()["__file__"] = archive + "/_resource_extend_boot.py"
+    index = "_code/%s.marshal" % getattr(sys.implementation, "cache_tag", None)
+    zipped = []  # type: list[Any]
+
+    def read(name: str) -> bytes:
+        if name == index:
+            named = name.encode()
+            header = 30 + len(named)
+            data = posix.pread(fd, header + where[3], where[2])
+            # The member's own local header, with no extra field: else the archive was repacked since the build.
+            expected = bytes((len(named), 0, 0, 0)) + named
+            if len(data) == header + where[3] and data[:4] == b"PK\x03\x04" and data[26:header] == expected:
+                return data[header:]
+        if not zipped:
+            import zipimport
+
+            zipped.append(zipimport.zipimporter(archive))
+        return zipped[0].get_data(name)  # type: ignore[no-any-return]
+
+    main(archive, read, fd)
+
+
 def main(archive: str, read: "Callable[[str], bytes]", fd: "int | None" = None) -> None:
     """Run by the stub with the archive, how to read one of its members, and the file when the shebang opened it."""
     global PRECOMPILED

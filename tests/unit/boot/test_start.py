@@ -7,6 +7,7 @@ built executables under real interpreters in tests/test_interpreters.py.
 from __future__ import annotations
 
 import marshal
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -309,3 +310,41 @@ def test_a_grouped_table_and_an_ungrouped_one_hold_the_same_code(tmp_path: Path)
         _, at, where = index[name]
         other = codes[where[0]][where[1]] if at is None else marshal.loads(blob[at : at + where])
         assert marshal.loads(plain[offset : offset + length]) == other, name
+
+
+def test_the_start_reads_its_index_at_the_offset_it_was_given_and_checks_the_members_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The text in front of the zip hands the start where this minor's index is; the start uses those bytes
+    # only when the member's own header names it, and reads through zipimport otherwise.
+    import zipfile
+
+    index = f"_code/{sys.implementation.cache_tag}.marshal"
+    archive = tmp_path / "resource-x"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("first", b"x" * 7)
+        zipped.writestr(index, b"the index")
+    info = zipfile.ZipFile(archive).getinfo(index)
+    calls: list[tuple[str, Any]] = []
+    monkeypatch.setattr(start, "main", lambda archive, read, fd: calls.append((archive, read)))
+    monkeypatch.setattr(sys, "argv", ["-c", str(archive), "get-node-resource-info"])
+    import zipimport
+
+    directories: list[str] = []
+    zipimporter = zipimport.zipimporter
+
+    def counted(path: str) -> zipimport.zipimporter:
+        directories.append(path)
+        return zipimporter(path)
+
+    monkeypatch.setattr(zipimport, "zipimporter", counted)
+    fd = os.open(archive, os.O_RDONLY)
+    try:
+        start.boot(fd, [str(n) for n in (0, 0, info.header_offset, info.file_size)])
+        (_, read), *_ = calls
+        assert read(index) == b"the index" and directories == []  # no directory read for it
+        start.boot(fd, [str(n) for n in (0, 0, 0, info.file_size)])  # where "first" is: not the index's header
+        assert calls[1][1](index) == b"the index" and directories == [str(archive)]  # read through zipimport
+        assert calls[1][1]("first") == b"x" * 7
+    finally:
+        os.close(fd)
