@@ -348,3 +348,18 @@ def test_the_start_reads_its_index_at_the_offset_it_was_given_and_checks_the_mem
         assert calls[1][1]("first") == b"x" * 7
     finally:
         os.close(fd)
+
+
+def test_the_finder_names_the_c_halves_a_call_imports_where_importlib_would_find_them() -> None:
+    import importlib.machinery
+
+    for name in start.EXTENSIONS:
+        ours = start._extension(name, importlib.machinery.ModuleSpec)
+        theirs = importlib.machinery.PathFinder.find_spec(name)
+        if name in sys.builtin_module_names or theirs is None:
+            assert ours is None, name  # built in: the builtin importer's
+        else:
+            assert (ours.origin, type(ours.loader), ours.has_location) == (theirs.origin, type(theirs.loader), True)
+    table = start.CodeTable("/a/resource-x", {})
+    assert table.find_spec("_json", ["/somewhere"]) is None  # only top-level names
+    assert table.find_spec("json") is None  # and only those three
