@@ -9,7 +9,6 @@ from resource_extend.errors import InsufficientResource, PluginError
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource
-from resource_extend.storage.scheduler.affinity import affinity_plan
 from resource_extend.storage.scheduler.limits import size_text
 from resource_extend.storage.scheduler.placement import VolumeCount, volume_plans
 from resource_extend.storage.volume import volumes_total
@@ -155,6 +154,9 @@ def realloc(
             f"not enough storage, request: {grow} bytes more, available: {capacity.storage - usage.storage} bytes"
         )
     if reschedule:
+        # Only a resize that places volumes again loads realloc's placement (~10 KB of code no deploy runs).
+        from resource_extend.storage.scheduler.affinity import affinity_plan
+
         try:
             plan, disks = affinity_plan(
                 record,
