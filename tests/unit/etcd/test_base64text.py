@@ -206,6 +206,8 @@ def test_an_answer_whose_base64_does_not_read_is_a_bad_reply(read: str, field: s
     key = "/p/resource/gpu/n1"
     kv = {"key": b2a(key.encode()), "value": b2a(b"{}"), "mod_revision": "3", field: bad}
     reply = {"header": {}, "kvs": [kv], "count": "1"}
+    parse: Callable[[Any], object]
+    answer: object
     if read == "one key":
         parse, answer = gateway._single(key), reply
     elif read == "a few keys":
