@@ -220,16 +220,17 @@ def zipapp(
     raw.unlink()
 
 
-def shebang(python: str, start: bool = False) -> bytes:
+def shebang(python: str, start: int = 0) -> bytes:
     """``#!<interpreter> -IS``: isolated (no PYTHON* variables, user site or script directory on sys.path, which
     matters when core runs the plugin as root) and without ``site`` (no .pth hooks of the host: ~40 ms).
 
     Linux passes everything after the interpreter as one argument, so ``-IS`` works after an absolute path;
     after ``/usr/bin/env`` it needs ``env -S`` (coreutils 8.30+, BSD; not busybox): a bare name such as
     ``python3`` is looked up on PATH that way, an absolute path is used as it is. Behind ``env -S`` a build
-    that runs from its archive (``start``) adds ``-c`` and the line that execs the stub member from the
-    archive, so the interpreter never runs the archive as a zipapp; with an absolute path there is one argument only,
-    and the archive's ``__main__`` starts the plugin.
+    that runs from its archive adds ``-c`` and the line that opens the file and execs its first ``start``
+    bytes (this line, a comment to Python, then the stub: ``boot_prefix``), so the interpreter never runs
+    the archive as a zipapp; with an absolute path there is one argument only, and the archive's ``__main__``
+    starts the plugin.
     """
     if "/" in python:
         interpreter = os.path.abspath(python)
@@ -237,9 +238,9 @@ def shebang(python: str, start: bool = False) -> bytes:
             raise SystemExit(f"build.py: --python {python!r}: a shebang cannot hold a path with spaces")
         line = f"#!{interpreter} -IS\n"
     elif python and all(c.isalnum() or c in "._-" for c in python):
-        # exec, not import: zipimport would compile() the stub, and a process's first compile() builds the
-        # ast module's classes (boot/stub.py).
-        code = f"import sys,zipimport as z;exec(z.zipimporter(sys.argv[1]).get_data('{START_MEMBER}'))"
+        # exec, not import: importing would compile() the stub, and a process's first compile() builds the
+        # ast module's classes (boot/stub.py). fd stays open for the stub: every read is from this file.
+        code = f"import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,{start}))"
         line = f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
     else:
         raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
@@ -271,7 +272,11 @@ def rewrite_main(
             main = boot_source("extract", BUILD_ID=env["build_id"], PROG=name, ENTRY=entry, BUILT_FOR=running_on())
         else:
             main = ZIPAPP_MAIN
-        out.write(shebang(python, start=not extract))
+        # Behind env -S, the shebang execs the stub written after it, which reads the members it needs by their
+        # offsets: known once the zip is written, so the stub is written again then, as long as this one.
+        prefixed = {} if extract or "/" in python else prefix_members(tables or {})
+        placeholder = boot_prefix(python, dict.fromkeys(prefixed, (0, 0, 0, 0))) if prefixed else shebang(python)
+        out.write(placeholder)
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
 
             def add(member: str, data: bytes | str, compress: int = zipfile.ZIP_STORED) -> None:
@@ -305,6 +310,13 @@ def rewrite_main(
             for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
+    if prefixed:
+        found = members_in(tmp, [m for pair in prefixed.values() for m in pair])
+        prefix = boot_prefix(python, {magic: (*found[a], *found[b]) for magic, (a, b) in prefixed.items()})
+        if len(prefix) != len(placeholder):
+            raise SystemExit("build.py: the stub in front of the archive changed its length once laid out")
+        with tmp.open("r+b") as rewritten:
+            rewritten.write(prefix)
     with tmp.open("rb") as written:  # each index points at its blob in the file as written
         for member, (at, digest) in placed.items():
             written.seek(at)
@@ -314,6 +326,49 @@ def rewrite_main(
     tmp.replace(target)  # atomic: a running core never sees a half-written executable
 
 
+def prefix_members(tables: dict[str, bytes]) -> dict[str, tuple[str, str]]:
+    """Per magic number (hex) of a minor the build compiled for, the members the text in front of the archive
+    reads by offset: that minor's start and its code table's index (which points into the file itself)."""
+    found = {}
+    for member, data in tables.items():
+        if member.endswith(".marshal") and member != "_code/sources.marshal":
+            magic = marshal.loads(data)[1].hex()
+            found[magic] = (f"_code/{magic}.start", member)
+    return found
+
+
+def boot_prefix(python: str, table: dict[str, tuple[int, int, int, int]]) -> bytes:
+    """What the archive file starts with in a build run through ``env -S``: the shebang line, whose ``-c``
+    reads this many bytes of the file and execs them, then boot/prefix.py with ``TABLE`` written in (per
+    magic number, where the start's and the index's headers are and their lengths, at a fixed width so that
+    the length is known before the offsets are) and without its docstring and comment lines: the text is
+    parsed on every call (~50 K instructions a line)."""
+    written = " ".join(f"{magic} {' '.join(f'{n:11d}' for n in where)}" for magic, where in sorted(table.items()))
+    text = boot_source("prefix", TABLE=written).splitlines()
+    code = text[next(i for i, line in enumerate(text) if line.startswith("import ")) :]
+    stub = "\n".join(line for line in code if line.strip() and not line.lstrip().startswith("#")).encode() + b"\n"
+    size = 0
+    while len(shebang(python, start=size)) + len(stub) != size:
+        size = len(shebang(python, start=size)) + len(stub)
+    return shebang(python, start=size) + stub
+
+
+def members_in(archive: Path, names: list[str]) -> dict[str, tuple[int, int]]:
+    """Where each of ``names`` is in ``archive``: its local header's offset and its length, as the stub reads it
+    (stored, a header without an extra field: the stub checks the header's name before it uses the data)."""
+    found = {}
+    with zipfile.ZipFile(archive) as zipped, archive.open("rb") as raw:
+        for name in names:
+            info = zipped.getinfo(name)
+            raw.seek(info.header_offset)
+            header = raw.read(30 + len(name.encode()))
+            expected = b"PK\x03\x04" + header[4:26] + bytes((len(name.encode()), 0, 0, 0)) + name.encode()
+            if info.compress_type != zipfile.ZIP_STORED or header != expected:
+                raise SystemExit(f"build.py: {name}: not stored with a plain local header; the stub cannot read it")
+            found[name] = (info.header_offset, info.file_size)
+    return found
+
+
 def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple[int, bytes]:
     """A code table as two stored members: its blob of code (``.code``), then the index (``member``) that
     names where each module's code lies in the file, which is known once the blob is written. Returns where
@@ -321,12 +376,12 @@ def add_code_table(archive: zipfile.ZipFile, member: str, table: bytes) -> tuple
     from resource_extend.boot.codetable import DIGEST, index_member, layout
     from resource_extend.boot.start import FORMAT
 
-    magic, blob, index = layout(table)
+    magic, blob, index, groups = layout(table)
     info = member_info(member.removesuffix(".marshal") + ".code")
     archive.writestr(info, blob, compress_type=zipfile.ZIP_STORED)
     at = info.header_offset + len(info.FileHeader())
     archive.writestr(
-        member_info(member), index_member(FORMAT, magic, blob, index, at), compress_type=zipfile.ZIP_STORED
+        member_info(member), index_member(FORMAT, magic, blob, index, at, groups), compress_type=zipfile.ZIP_STORED
     )
     return at, blob[:DIGEST]
 
@@ -468,6 +523,85 @@ print(" ".join(done))
 """
 
 
+# Then, with those loaded, what each verb imports before it reads its call: the validators of its request and
+# answer, and a handler's module imported when the verb runs (the verb tables' LazyModules). The handler gets
+# a call that raises at its first use, so only imports every call of the verb makes are recorded; each verb's
+# are dropped again before the next one's.
+VERB_ORDER = """
+import importlib.machinery, sys
+site, name, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.path.insert(0, site)
+for seed in seeds:
+    __import__(seed)
+done = []
+
+class Recorder:
+    def find_spec(self, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is not None and (spec.origin or "").startswith(site + "/"):
+            run = spec.loader.exec_module
+            def exec_module(module, run=run):
+                run(module)
+                done.append(module.__name__)
+            spec.loader.exec_module = exec_module
+        return spec
+
+class Unused:
+    def __getattr__(self, attribute):
+        raise LookupError(attribute)
+
+sys.meta_path.insert(0, Recorder())
+import plugins
+before = set(sys.modules)
+for verb in plugins.plugin(name).verbs:
+    del done[:]
+    for direction in ("request", "response"):
+        try:
+            __import__("resource_extend._validators_%s.%s_%s" % (name, verb.name.replace("-", "_"), direction))
+        except ImportError:
+            pass
+    try:
+        verb.run(Unused())
+    except Exception:
+        pass
+    print(verb.name, *done)
+    for module in set(sys.modules) - before:  # as if never imported: `from package import module` looks too
+        del sys.modules[module]
+        parent, _, child = module.rpartition(".")
+        if parent in sys.modules and getattr(sys.modules[parent], child, None) is not None:
+            delattr(sys.modules[parent], child)
+"""
+
+
+def verb_preloads(site: Path, plugin: str, preload: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """What each verb of ``plugin`` imports beyond ``preload`` whenever it runs, in completion order: the start
+    loads it as it loads ``preload`` (boot/start.py VERB_PRELOAD), a calculate verb's ~20 modules so without
+    importlib's machinery (~2 M instructions)."""
+    found = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", VERB_ORDER, str(site), plugin, *preload],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    verbs = (line.split() for line in found.stdout.splitlines())
+    return {words[0]: tuple(words[1:]) for words in verbs if len(words) > 1}
+
+
+def code_groups(preload: tuple[str, ...], verbs: dict[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The pieces the code table holds modules in (boot/codetable.py): what every call imports, then one piece
+    per set of verbs that import the same modules, so that no module is in two and a verb unmarshals only
+    code it runs."""
+    needed: dict[str, list[str]] = {}  # module -> the verbs that import it, in table order
+    for verb, modules in verbs.items():
+        for module in modules:
+            needed.setdefault(module, []).append(verb)
+    pieces: dict[tuple[str, ...], list[str]] = {}
+    for modules in verbs.values():
+        for module in modules:
+            piece = pieces.setdefault(tuple(needed[module]), [])
+            if module not in piece:
+                piece.append(module)
+    return [preload, *(tuple(piece) for piece in pieces.values())]
+
+
 def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
     """The modules a call of ``plugin`` always imports, in the order their imports complete (what the start
     preloads): the closure of the entry, the manifest and ``EVERY_CALL``."""
@@ -478,8 +612,11 @@ def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
     return tuple(found.stdout.split())
 
 
-def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> dict[str, bytes]:
-    """The ``_code/`` members: per interpreter, the code table of ``site`` and the start (``start``: the source
+def code_tables(
+    site: Path, pythons: dict[str, str], work: Path, start: str, groups: list[tuple[str, ...]] | None = None
+) -> dict[str, bytes]:
+    """The ``_code/`` members: per interpreter, the code table of ``site`` (``groups`` of modules that are
+    imported together, each marshalled as one piece: ``code_groups``) and the start (``start``: the source
     of boot/start.py with the build's constants, named by the interpreter's magic number), each compiled by
     that interpreter (boot/codetable.py); and
     for any other interpreter, the table of the sources and the start's source."""
@@ -495,7 +632,8 @@ def code_tables(site: Path, pythons: dict[str, str], work: Path, start: str) -> 
     source.write_text(start, encoding="utf-8")
     for tag, python in pythons.items():
         out = work / f"{site.name}-{tag}.marshal"
-        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source))
+        sh(python, "-I", "-S", str(BOOT / "codetable.py"), str(site), str(out), FORMAT.decode("ascii"), str(source),
+           *(",".join(group) for group in groups or ()))  # fmt: skip
         members[f"_code/{tag}.marshal"] = out.read_bytes()
         magic = marshal.loads(members[f"_code/{tag}.marshal"])[1]
         members[f"_code/{magic.hex()}.start"] = Path(f"{out}.start").read_bytes()
@@ -529,7 +667,7 @@ def main() -> None:
         " $PYTHONS, else every CPython 3.9+ found: this one, python3.X on PATH, pyenv's, /usr/bin/python3)",
     )
     args = parser.parse_args()
-    shebang(args.python)  # refuse a bad --python before the slow steps
+    shebang(args.python, start=99999)  # refuse a bad --python before the slow steps
     unknown = set(args.plugins) - set(PLUGINS)
     if unknown:
         parser.error(f"unknown plugin(s): {', '.join(sorted(unknown))}")
@@ -573,8 +711,10 @@ def build(
     for plugin in plugins:
         site = work / plugin
         stage(plugin, site, deps, extract, build_info=info)
-        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload_order(site, plugin))
-        tables = {} if extract else code_tables(site, pythons or {}, work, start)
+        preload = preload_order(site, plugin)
+        verbs = verb_preloads(site, plugin, preload)
+        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload, VERB_PRELOAD=verbs)
+        tables = {} if extract else code_tables(site, pythons or {}, work, start, code_groups(preload, verbs))
         target = out / f"resource-{plugin}"
         zipapp(plugin, site, work, target, extract, python, tables)
         print(f"built {target}")

@@ -201,9 +201,9 @@ def test_build_py_bakes_an_absolute_interpreter_or_looks_a_name_up_through_env()
         sys.path.remove(str(ROOT))
     assert build.shebang("/usr/bin/python3") == b"#!/usr/bin/python3 -IS\n"
     assert build.shebang("python3.11") == b"#!/usr/bin/env -S python3.11 -IS\n"
-    start = b'''-c "import sys,zipimport as z;exec(z.zipimporter(sys.argv[1]).get_data('_start.py'))"'''
-    assert build.shebang("python3", start=True) == b"#!/usr/bin/env -S python3 -IS " + start + b"\n"
-    assert build.shebang("/usr/bin/python3", start=True) == b"#!/usr/bin/python3 -IS\n"  # one argument only
+    start = b'''-c "import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,2546))"'''
+    assert build.shebang("python3", start=2546) == b"#!/usr/bin/env -S python3 -IS " + start + b"\n"
+    assert build.shebang("/usr/bin/python3", start=2546) == b"#!/usr/bin/python3 -IS\n"  # one argument only
     for bad in ("/opt/my python/bin/python3", "python3 -u", "/" + "x" * 130):
         with pytest.raises(SystemExit):
             build.shebang(bad)

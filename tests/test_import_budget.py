@@ -47,9 +47,10 @@ the command line, verb table, config and its work bounds, JSON, schema checks, s
     resource_extend.typeshim
 the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
     resource_extend.params.nodeinfo resource_extend.params.sides resource_extend.params.plans
-etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
+etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1,
+base64 of its keys and values
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
-    resource_extend.etcd.gateway resource_extend.etcd.connection
+    resource_extend.etcd.gateway resource_extend.etcd.connection resource_extend.etcd.base64text
 the GPU plugin: its manifest and the counted code's record, requests and node verbs (which use capacity.ratio)
     resource_extend.counted resource_extend.counted.gpu resource_extend.counted.record
     resource_extend.counted.prodmap resource_extend.counted.request resource_extend.counted.node_verbs
@@ -70,9 +71,12 @@ calculate verbs and their schedulers, imported when one runs
     resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
     resource_extend.storage.scheduler.limits
     resource_extend.deploy
-the C halves of json, socket and base64 (jsonio, etcd/connection.py, etcd/gateway.py): their Python
-wrappers import re, enum, functools and collections, which cost a call more than its etcd round trip
-    _json _socket binascii
+the C halves of json and socket (jsonio, etcd/connection.py): their Python wrappers import re, enum,
+functools and collections, which cost a call more than its etcd round trip
+    _json _socket
+base64's C half, imported by etcd/base64text.py for bulk reads only (get-metrics, get-nodes-deploy-capacity of
+more than a few nodes), where it is faster per record: a single-node call codes its few strings without it
+    binascii
 """
 )
 # Only a build with an absolute interpreter (one shebang argument, no -c) runs the archive as a zipapp,
@@ -105,6 +109,11 @@ def report():
             f.write("%s\\t%s\\t%s\\n" % (name, getattr(module, "__file__", None) or "", loader))
         ast = [o for o in gc.get_objects() if isinstance(o, type) and o.__module__ == "ast"]
         f.write("!ast-classes\\t%d\\t\\n" % len(ast))
+        zipimport = sys.modules.get("zipimport")
+        f.write("!zip-directories\\t%d\\t\\n" % len(getattr(zipimport, "_zip_directory_cache", ())))
+        # importlib marks the spec of each module it loads; the start's preload does not.
+        by_importlib = [n for n, m in sys.modules.items() if hasattr(getattr(m, "__spec__", None), "_initializing")]
+        f.write("!by-importlib\\t%s\\t\\n" % ",".join(sorted(by_importlib)))
 
 if exe == "-":
     report()
@@ -138,6 +147,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
             "resource": {"prod_count_map": {"nvidia-3070": 1}},
             "incr": True,
         },
+        "get-metrics": {"nodes": [{"podname": "p", "nodename": f"n{i}"} for i in range(1, 13)]},
     },
     "storage": {
         "add-node": {"nodename": "n1", "resource": {"volumes": ["/data0:1T"], "storage": "2T"}},
@@ -147,8 +157,11 @@ REQUESTS: dict[str, dict[str, Any]] = {
             "workload_resource_request": {"volumes": ["AUTO:/dir:rw:1G"], "storage": "1G"},
         },
         "set-node-resource-usage": {"nodename": "n1", "resource": {"storage": 1}, "incr": True},
+        "get-metrics": {"nodes": [{"podname": "p", "nodename": f"n{i}"} for i in range(1, 13)]},
     },
 }
+# A bulk read: more nodes than etcd/kv.py's FEW_KEYS, so the keys are counted, then read, through binascii.
+BULK = "get-metrics"
 
 
 def loaded(probe_out: Path, argv: list[str], cwd: Path, stdin: bytes = b"") -> tuple[dict[str, str], bytes, bytes]:
@@ -165,7 +178,14 @@ def loaded(probe_out: Path, argv: list[str], cwd: Path, stdin: bytes = b"") -> t
 
 
 def ast_classes(modules: dict[str, str]) -> int:
+    modules.pop("!zip-directories", None)
+    modules.pop("!by-importlib", None)
     return int(modules.pop("!ast-classes").split("\t")[0])
+
+
+def zip_directories(modules: dict[str, str]) -> int:
+    """How many zip directories zipimport read in the run (each costs a call ~2.6 M instructions)."""
+    return int(modules["!zip-directories"].split("\t")[0])
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +207,9 @@ def plugin_dirs(tmp_path_factory: pytest.TempPathFactory, etcd: DevEtcd) -> dict
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
-@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", "name"])
+@pytest.mark.parametrize(
+    "verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", "name", BULK]
+)
 def test_a_call_imports_only_the_modules_in_the_budget(
     plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -197,11 +219,47 @@ def test_a_call_imports_only_the_modules_in_the_budget(
     request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
     modules, stdout, stderr = loaded(tmp_path / "call", [executable(plugin), verb], work, json.dumps(request).encode())
     assert stderr == b"" and stdout, stderr  # the call itself succeeded
+    # The stub in front of the archive reads its members by offset: no zip directory is read.
+    assert zip_directories(modules) == 0
     assert ast_classes(modules) == 0, "something on the call path ran compile() (zipimport of a source does)"
     with open(executable(plugin), "rb") as f:
         allowed = BUDGET if b" -c " in f.readline() else {**BUDGET, **ZIPAPP_RUN}
     extra = sorted(m for m in modules.keys() - bare.keys() if m not in allowed and not m.startswith(VALIDATORS))
     assert not extra, f"{plugin} {verb} imports modules outside the budget in tests/test_import_budget.py: {extra}"
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy"])
+def test_a_store_or_calculate_call_loads_every_module_of_its_own_without_importlib(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # The start loads what every call imports and what the verb imports (build.py's PRELOAD and VERB_PRELOAD),
+    # each group of code unmarshalled as one piece: importlib's machinery costs ~60 K instructions a module.
+    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
+    )
+    assert stderr == b"" and stdout, stderr
+    ours = [
+        m for m in modules["!by-importlib"].split("\t")[0].split(",") if m.startswith(("resource_extend", "plugins"))
+    ]
+    assert not ours, f"{plugin} {verb} imports these through importlib, not the start's preload: {ours}"
+
+
+def test_each_module_a_verb_loads_is_in_one_group_of_code_and_every_call_loads_the_first() -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        import build
+    finally:
+        sys.path.remove(str(ROOT))
+    verbs = {"deploy": ("v.d", "sched", "plan"), "realloc": ("v.r", "sched", "plan"), "capacity": ("v.c", "sched")}
+    groups = build.code_groups(("cli", "store"), verbs)
+    assert groups == [("cli", "store"), ("v.d",), ("sched",), ("plan",), ("v.r",), ("v.c",)]
+    # No module twice, none lost; each verb's modules are whole groups, so it unmarshals nothing it does not run.
+    flat = [m for g in groups for m in g]
+    assert len(flat) == len(set(flat)) == 2 + len({m for ms in verbs.values() for m in ms})
+    for modules in verbs.values():
+        assert not [g for g in groups[1:] if set(g) & set(modules) and not set(g) <= set(modules)]
 
 
 NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.storage.calculate_verbs",
@@ -239,6 +297,20 @@ def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
     assert (
         not {"resource_extend.storage.scheduler.limits", "resource_extend.storage.scheduler.affinity"} & modules.keys()
     )
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", BULK])
+def test_only_a_bulk_read_loads_binascii(plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path) -> None:
+    # Importing binascii (a shared object mapping libz on a pyenv build) costs a call ~0.47 M instructions:
+    # a single-node call's key and record are coded by etcd/base64text.py alone; a bulk read's many
+    # records go through binascii, faster per record.
+    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
+    )
+    assert stderr == b"" and stdout, stderr
+    assert ("binascii" in modules) == (verb == BULK)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)

@@ -9,6 +9,7 @@ interpreter this machine lacks is skipped under its name.
 
 from __future__ import annotations
 
+import ast
 import json
 import marshal
 import os
@@ -107,6 +108,30 @@ def test_the_archive_holds_each_member_once_and_passes_its_checksums(plugin: str
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
+def test_the_shebang_execs_the_text_in_front_of_the_zip_which_says_where_each_minors_start_and_index_are(
+    plugin: str,
+) -> None:
+    data = Path(executable(plugin)).read_bytes()
+    line = data.partition(b"\n")[0].decode()
+    size = int(line.rpartition("posix.read(fd,")[2].partition(")")[0])
+    with zipfile.ZipFile(executable(plugin)) as archive:
+        assert size == min(info.header_offset for info in archive.infolist())  # the text ends where the zip starts
+        text = data[:size].decode()
+        ast.parse(text)  # the shebang line is a comment to Python
+        table = next(line for line in text.splitlines() if line.startswith("TABLE = "))
+        words = ast.literal_eval(table.partition(" = ")[2]).split()
+        entries = {words[i]: [int(n) for n in words[i + 1 : i + 5]] for i in range(0, len(words), 5)}
+        compiled = {n[len("_code/") : -len(".start")] for n in archive.namelist() if n.endswith(".start")}
+        assert entries.keys() == compiled and compiled  # every minor the build compiled for, and only those
+        for magic, (start, start_length, index, index_length) in entries.items():
+            for name, at, length in ((f"_code/{magic}.start", start, start_length), ("", index, index_length)):
+                info = next(i for i in archive.infolist() if i.header_offset == at)
+                assert info.filename == name or (not name and info.filename.endswith(".marshal")), info.filename
+                assert length == info.file_size and info.compress_type == zipfile.ZIP_STORED
+            assert marshal.loads(archive.read(info.filename))[1].hex() == magic  # the index of the same minor
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_the_build_carries_a_code_table_for_every_supported_python_it_found(plugin: str) -> None:
     with zipfile.ZipFile(executable(plugin)) as archive:
         members = set(archive.namelist())
@@ -128,9 +153,9 @@ def without_table(exe: str, minor: str, out: Path) -> str:
     (The copy moves the members, so the other minors' indexes no longer match it: run it under ``minor`` only.)"""
     with zipfile.ZipFile(exe) as archive:
         drop = set(compiled_members(archive, minor))
-    shebang = Path(exe).read_bytes().partition(b"\n")[0] + b"\n"
     with zipfile.ZipFile(exe) as src, out.open("wb") as handle:
-        handle.write(shebang)
+        # The shebang and the stub in front of the zip, as they are.
+        handle.write(Path(exe).read_bytes()[: min(info.header_offset for info in src.infolist())])
         with zipfile.ZipFile(handle, "w") as dst:
             for info in src.infolist():
                 if info.filename not in drop:

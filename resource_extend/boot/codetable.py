@@ -13,8 +13,13 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    from collections.abc import Sequence
     from types import CodeType
     from typing import Any
+
+    # name -> (is a package, offset in the blob, length) or (is a package, None, (group, place in it))
+    Index = dict[str, tuple[bool, "int | None", Any]]
+    Pieces = list[tuple[int, int]]
 
 
 def module_name(relative: str) -> "tuple[str, bool] | None":
@@ -85,13 +90,17 @@ def _drop_docstrings(tree: "ast.Module", ast: "Any") -> None:
                 node.body = body[1:] or [ast.copy_location(ast.Pass(), body[0])]
 
 
-def compile_table(site: str, header: bytes) -> bytes:
-    """Every module under ``site`` compiled by this interpreter, as the stub reads a code table.
+def compile_table(site: str, header: bytes, groups: "Sequence[Sequence[str]]" = ()) -> bytes:
+    """Every module under ``site`` compiled by this interpreter, as the stub reads a code table, and the
+    modules of each of ``groups`` (modules imported together: those every call imports, those a verb
+    imports) marshalled together, in that order: one piece shares what they have in common (names,
+    constants), which each would otherwise load, hash and intern again. No module is in two groups.
 
     A module this interpreter cannot compile fails the build, naming it: the code must parse on the
     oldest supported minor.
     """
     modules = {}
+    codes = {}
     for name, package, relative, source in modules_of(site):
         try:
             code = compiled(source, "site-packages/" + relative)
@@ -100,46 +109,64 @@ def compile_table(site: str, header: bytes) -> bytes:
                 "codetable: Python %d.%d cannot compile %s: %s" % (*sys.version_info[:2], relative, exc)
             )
         modules[name] = (package, marshal.dumps(code))
+        codes[name] = code
+    grouped = []
+    for group in groups:
+        names = tuple(name for name in group if name in codes)
+        grouped.append((names, marshal.dumps(tuple(codes.pop(name) for name in names))))
     external = sys.modules["_frozen_importlib_external"]
-    return marshal.dumps((header, external.MAGIC_NUMBER, modules))
+    return marshal.dumps((header, external.MAGIC_NUMBER, modules, tuple(grouped)))
 
 
 DIGEST = 16  # bytes of sha256 that open a code table's blob
 
 
-def layout(table: bytes) -> "tuple[bytes, bytes, dict[str, tuple[bool, int, int]]]":
-    """A code table (``compile_table``) as the archive holds it: (magic number, blob, index).
+def layout(table: bytes) -> "tuple[bytes, bytes, Index, Pieces]":
+    """A code table (``compile_table``) as the archive holds it: (magic number, blob, index, groups).
 
-    The blob is a digest of the code (``DIGEST`` bytes), then every module's marshalled code back to back;
-    the index gives each module its package flag, offset in the blob and length. A call reads the index
-    whole and, from the blob, only the modules it imports (start.py). The digest lets it check that the
-    file it reads is the one whose index it read.
+    The blob is a digest of the code (``DIGEST`` bytes), each group's code as one piece, then every other
+    module's marshalled code back to back. The index gives each module its package flag and either its
+    offset in the blob and length, or None and (its group, its place in it); ``groups`` says where each
+    group is (offset, length). A call reads the index whole and, from the blob, the groups and the other
+    modules it imports (start.py). The digest lets it check that the file it reads is the one whose index
+    it read.
     """
     import hashlib
 
-    _, magic, modules = marshal.loads(table)
-    parts, index, offset = [], {}, DIGEST
+    _, magic, modules, grouped = marshal.loads(table)
+    parts, index, pieces, offset = [], {}, [], DIGEST  # type: list[bytes], Any, Pieces, int
+    for number, (names, together) in enumerate(grouped):
+        for place, name in enumerate(names):
+            index[name] = (modules[name][0], None, (number, place))
+        pieces.append((offset, len(together)))
+        parts.append(together)
+        offset += len(together)
     for name in sorted(modules):
-        package, code = modules[name]
-        index[name] = (package, offset, len(code))
-        parts.append(code)
-        offset += len(code)
+        if name not in index:
+            package, code = modules[name]
+            index[name] = (package, offset, len(code))
+            parts.append(code)
+            offset += len(code)
     body = b"".join(parts)
-    return magic, hashlib.sha256(body).digest()[:DIGEST] + body, index
+    return magic, hashlib.sha256(body).digest()[:DIGEST] + body, index, pieces
 
 
-def index_member(header: bytes, magic: bytes, blob: bytes, index: "dict[str, tuple[bool, int, int]]", at: int) -> bytes:
+def index_member(header: bytes, magic: bytes, blob: bytes, index: "Index", at: int, groups: "Pieces") -> bytes:
     """The index member of a code table whose blob starts at byte ``at`` of the archive file, as start.py reads
-    it: (format, magic number, where the digest is, the digest, name -> (package, offset in the file, length))."""
-    placed = {name: (package, at + offset, length) for name, (package, offset, length) in index.items()}
-    return marshal.dumps((header, magic, at, blob[:DIGEST], placed))
+    it: (format, magic number, where the digest is, the digest, name -> (package, offset in the file, length)
+    or (package, None, (group, place)), where each group is in the file)."""
+    placed = {
+        name: (package, offset if offset is None else at + offset, length)
+        for name, (package, offset, length) in index.items()
+    }
+    return marshal.dumps((header, magic, at, blob[:DIGEST], placed, [(at + o, n) for o, n in groups]))
 
 
 def start_member(source: bytes, filename: str) -> bytes:
     """The start compiled by this interpreter, as the stub reads it from ``_code/<magic number in hex>.start``:
     the member's name, not its content, says which bytecode it holds, so the stub unmarshals only code of
     its own (a pre-release of a minor shares the cache tag, not the bytecode)."""
-    return marshal.dumps(compile(source, filename, "exec", dont_inherit=True, optimize=0))
+    return marshal.dumps(compiled(source, filename))
 
 
 def source_table(site: str, header: bytes) -> bytes:
@@ -150,11 +177,11 @@ def source_table(site: str, header: bytes) -> bytes:
 
 
 def main(args: "list[str]") -> None:
-    site, out, header, start = args
+    site, out, header, start = args[:4]
     with open(start, "rb") as handle:
         source = handle.read()
     for path, data in (
-        (out, compile_table(site, header.encode("ascii"))),
+        (out, compile_table(site, header.encode("ascii"), [group.split(",") for group in args[4:] if group])),
         (out + ".start", start_member(source, "_resource_extend_boot.py")),
     ):
         with open(path, "wb") as handle:

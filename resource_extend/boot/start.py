@@ -19,7 +19,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from types import ModuleType
     from typing import Any
 
@@ -28,11 +28,14 @@ ENTRY = ("plugins.gpu", "main")  # build.py writes the executable's entry point 
 # order before the entry runs, each finds what it imports already loaded, which spares importlib's
 # machinery in Python (~10 µs a module) for ~35 modules. Any order is correct; this one is the fast one.
 PRELOAD = ()  # type: tuple[str, ...]
+# What each verb imports whenever it runs, beyond PRELOAD (its validators, a calculate verb's scheduler), in
+# the order their imports complete (build.py finds it): loaded the same way once the verb is known.
+VERB_PRELOAD = {}  # type: dict[str, tuple[str, ...]]
 # Where module paths point inside the archive (``__file__``): the staged site-packages, whose data files
 # (the schemas) are members under it.
 SOURCES = "site-packages"
 OLDEST = (3, 9)
-FORMAT = b"resource-extend code table 2"  # the first item of every table (boot/codetable.py writes it)
+FORMAT = b"resource-extend code table 3"  # the first item of every table (boot/codetable.py writes it)
 
 
 def verb_of(args: "list[str]") -> str:
@@ -70,43 +73,48 @@ def refuse_if_too_old(prog: str, args: "list[str]") -> None:
         sys.exit(128)
 
 
-def code_table(importer: "object", archive: str, name: str, magic: "object") -> "CodeTable | None":
-    """This interpreter's code table: its index (member ``name``) read whole, its code read from the archive
-    module by module as they are imported; None when it is missing, spoiled or another interpreter's.
+def code_table(
+    read: "Callable[[str], bytes]", archive: str, name: str, magic: "object", fd: "int | None" = None
+) -> "CodeTable | None":
+    """This interpreter's code table: its index (member ``name``, from ``read``) read whole, its code read from
+    the archive (``fd`` when the shebang opened it, else opened here) module by module as they are imported;
+    None when it is missing, spoiled or another interpreter's.
 
     The blob of code is a member of its own, stored; the index names where each module lies in the file.
-    A call so reads the code it imports (~290 KB for a GPU store verb) instead of every module's (~0.9 MB).
+    A call so reads the code it imports (~290 KB for a GPU store verb) instead of every module's (~0.9 MB):
+    the modules every call imports (``PRELOAD``) as one piece, which shares the names they have in common
+    (each loaded name is hashed and interned: ~15 % of unmarshalling them one by one), the others one by one.
     """
     try:
-        header, table_magic, at, digest, modules = marshal.loads(importer.get_data(name))  # type: ignore[attr-defined]
+        header, table_magic, at, digest, modules, groups = marshal.loads(read(name))
     except Exception:  # missing (OSError), or not a table of this format
         return None
-    if header != FORMAT or table_magic != magic or not isinstance(modules, dict):
+    if header != FORMAT or table_magic != magic or not isinstance(modules, dict) or not isinstance(groups, list):
         return None
     try:
-        fd = posix.open(archive, posix.O_RDONLY | posix.O_CLOEXEC)
+        if fd is None:
+            fd = posix.open(archive, posix.O_RDONLY | posix.O_CLOEXEC)
         found = posix.pread(fd, len(digest), at)
-    except OSError as exc:  # zipimport just read it: only a file gone bad under us (EIO, say) gets here
+    except OSError as exc:  # the index was just read from it: only a file gone bad under us (EIO, say) gets here
         sys.stderr.write("%s: cannot read the archive: %s\n" % (archive, exc.strerror or exc))
         sys.stderr.flush()
         sys.exit(128)
     if found != digest:
         # zipimport read the directory of another file (this path was replaced by an upgrade since), or the
         # archive was repacked, which moves the members.
-        posix.close(fd)
         sys.stderr.write(
             "%s: the code is not where the archive's index says: run the call again if an upgrade replaced the"
             " file, else rebuild it (an archive must not be repacked)\n" % archive
         )
         sys.stderr.flush()
         sys.exit(128)
-    return CodeTable(archive, modules, fd)
+    return CodeTable(archive, modules, fd, groups)
 
 
-def source_table(importer: "object", archive: str) -> "CodeTable | None":
+def source_table(read: "Callable[[str], bytes]", archive: str) -> "CodeTable | None":
     """The table of sources, for an interpreter the build did not compile for; None when it is missing."""
     try:
-        header, kind, modules = marshal.loads(importer.get_data("_code/sources.marshal"))  # type: ignore[attr-defined]
+        header, kind, modules = marshal.loads(read("_code/sources.marshal"))
     except Exception:
         return None
     if header != FORMAT or kind != b"source" or not isinstance(modules, dict):
@@ -118,24 +126,28 @@ class CodeTable:
     """A finder and loader on ``sys.meta_path`` for the modules of one table.
 
     ``modules`` maps a name to (is a package, where its marshalled code lies in the archive file ``fd``:
-    offset, length), or, without ``fd``, to (is a package, its source), which is compiled as it is imported.
+    offset, length), or to (is a package, None, (a group, its place in it)), a group being a tuple of code
+    marshalled as one piece at (offset, length) of ``fd`` (``groups``), or, without ``fd``, to (is a package,
+    its source), which is compiled as it is imported.
 
     Modules keep the paths they would have had from zipimport (``__file__`` under the archive's
     ``site-packages/``), so code that finds files beside a module (validation.schema_dir) works the same;
     ``archive`` is the attribute zipimport's loader has for that.
     """
 
-    def __init__(self, archive: str, modules: "dict[str, Any]", fd: "int | None" = None) -> None:
+    def __init__(self, archive: str, modules: "dict[str, Any]", fd: "int | None" = None, groups: "Any" = ()) -> None:
         self.archive = archive
         self.modules = modules
         self.fd = fd
         self.compiled = fd is not None
+        self.groups = groups
+        self.codes = {}  # type: dict[int, tuple[Any, ...]]  # each group's, unmarshalled when first needed
         self.spec_type = _module_spec_type()  # type: Any
 
     def find_spec(self, name: str, path: "Sequence[str] | None" = None, target: "ModuleType | None" = None) -> "Any":
         entry = self.modules.get(name)
         if entry is None:
-            return None
+            return _extension(name, self.spec_type) if name in EXTENSIONS and path is None else None
         package = entry[0]
         spec = self.spec_type(name, self, is_package=package)
         if package:
@@ -184,15 +196,52 @@ class CodeTable:
         module.__file__ = path
         if self.fd is None:
             code = compile(entry[1], path, "exec", dont_inherit=True)
+        elif entry[1] is None:
+            group, place = entry[2]
+            codes = self.codes.get(group)
+            if codes is None:
+                codes = self.codes[group] = marshal.loads(self.read(self.groups[group][0], self.groups[group][1], name))
+            code = codes[place]
         else:
-            data = posix.pread(self.fd, entry[2], entry[1])
-            if len(data) != entry[2]:
-                raise ImportError("%s: the archive is cut short at %s; rebuild it" % (self.archive, name), name=name)
-            code = marshal.loads(data)
+            code = marshal.loads(self.read(entry[1], entry[2], name))
         exec(code, module.__dict__)
+
+    def read(self, offset: int, length: int, name: str) -> bytes:
+        assert self.fd is not None
+        data = posix.pread(self.fd, length, offset)
+        if len(data) != length:
+            raise ImportError("%s: the archive is cut short at %s; rebuild it" % (self.archive, name), name=name)
+        return data
 
     def is_package(self, name: str) -> bool:
         return bool(self.modules[name][0])
+
+
+# The C halves a call imports (jsonio's _json, the etcd client's _socket and binascii). Where the interpreter
+# keeps them as shared objects in lib-dynload, the finder names the file itself: importlib's path search lists
+# that directory and builds its cache in Python first (~0.15 M instructions a module). Anywhere else (built
+# in, another layout) it leaves them to importlib.
+EXTENSIONS = ("_json", "_socket", "binascii")
+
+
+def _extension(name: str, spec_type: "Any") -> "Any":
+    if name in sys.builtin_module_names:
+        return None
+    import _imp
+
+    external = sys.modules["_frozen_importlib_external"]
+    for directory in sys.path:
+        if directory.endswith("/lib-dynload"):
+            for suffix in _imp.extension_suffixes():
+                path = directory + "/" + name + suffix
+                try:
+                    posix.stat(path)
+                except OSError:
+                    continue
+                spec = spec_type(name, external.ExtensionFileLoader(name, path), origin=path)
+                spec.has_location = True  # __file__ is the shared object, as importlib's own spec says
+                return spec
+    return None
 
 
 def _module_spec_type() -> "Any":
@@ -211,14 +260,14 @@ def _module_spec_type() -> "Any":
 PRECOMPILED = None  # type: bool | None
 
 
-def install(archive: str, importer: "object") -> CodeTable:
+def install(archive: str, read: "Callable[[str], bytes]", fd: "int | None" = None) -> CodeTable:
     """``CodeTable`` first on sys.meta_path, over this interpreter's code table when the archive has it (then
     ``compiled``), else over the sources table."""
     tag = getattr(sys.implementation, "cache_tag", None)
     magic = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
-    table = code_table(importer, archive, "_code/%s.marshal" % tag, magic) if tag and magic else None
+    table = code_table(read, archive, "_code/%s.marshal" % tag, magic, fd) if tag and magic else None
     if table is None:
-        table = source_table(importer, archive)
+        table = source_table(read, archive)
     if table is None:
         sys.stderr.write("%s: the archive is damaged: it has no code table; rebuild it\n" % archive)
         sys.stderr.flush()
@@ -227,19 +276,50 @@ def install(archive: str, importer: "object") -> CodeTable:
     return table
 
 
-def main(archive: str, importer: "object") -> None:
-    """Run by the stub with the archive and its zipimporter."""
+def boot(fd: int, found: "list[str]") -> None:
+    """Run by the text in front of the zip (boot/prefix.py), which opened the archive as ``fd`` and found this
+    start at ``found[0]`` (its header) and this minor's code table index at ``found[2]`` (``found[3]`` bytes)."""
+    where = [int(number) for number in found]
+    import gc
+
+    gc.disable()  # as the stub does: see boot/stub.py
+    archive = sys.argv[1]
+    globals()["__file__"] = archive + "/_resource_extend_boot.py"
+    index = "_code/%s.marshal" % getattr(sys.implementation, "cache_tag", None)
+    zipped = []  # type: list[Any]
+
+    def read(name: str) -> bytes:
+        if name == index:
+            named = name.encode()
+            header = 30 + len(named)
+            data = posix.pread(fd, header + where[3], where[2])
+            # The member's own local header, with no extra field: else the archive was repacked since the build.
+            expected = bytes((len(named), 0, 0, 0)) + named
+            if len(data) == header + where[3] and data[:4] == b"PK\x03\x04" and data[26:header] == expected:
+                return data[header:]
+        if not zipped:
+            import zipimport
+
+            zipped.append(zipimport.zipimporter(archive))
+        return zipped[0].get_data(name)  # type: ignore[no-any-return]
+
+    main(archive, read, fd)
+
+
+def main(archive: str, read: "Callable[[str], bytes]", fd: "int | None" = None) -> None:
+    """Run by the stub with the archive, how to read one of its members, and the file when the shebang opened it."""
     global PRECOMPILED
     if sys.argv[:1] == ["-c"]:  # the shebang's -c: argv is [-c, archive, verb, ...]
         sys.argv.pop(1)
         sys.argv[0] = archive
     prog, args = sys.argv[0].rpartition("/")[2], sys.argv[1:]  # no os: ~6 M instructions to import
     refuse_if_too_old(prog, args)
-    table = install(archive, importer)
+    table = install(archive, read, fd)
     PRECOMPILED = table.compiled
     module_name, function = ENTRY
     try:
         table.preload(PRELOAD)
+        table.preload(VERB_PRELOAD.get(verb_of(args)[1:], ()))
         __import__(module_name)
         entry = getattr(sys.modules[module_name], function)
     except Exception as exc:  # the plugin's own handling starts inside the entry point: no traceback before it

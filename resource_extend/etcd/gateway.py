@@ -1,7 +1,8 @@
 """``KV`` over etcd's v3 JSON gateway: ``POST /v3/kv/*`` with JSON bodies, the default transport.
 
 The gateway speaks HTTP/1.1 (connection.py), so the whole client is the C halves of the standard
-library's socket, json and base64 (``_socket``, ``_json`` through jsonio, ``binascii``): their Python
+library's socket and json (``_socket``, ``_json`` through jsonio) and base64text.py, which codes a
+single-node call's few short base64 strings without ``binascii`` and hands bulk reads to it: the Python
 wrappers import ``re``, ``enum`` and more, which would cost every call more than its etcd round trip; a
 gRPC client's imports alone cost more than a whole call here (core spawns a process per call).
 Deadlines, retries, endpoint order and the race are policy.py's, shared with the gRPC client.
@@ -9,10 +10,9 @@ Deadlines, retries, endpoint order and the race are policy.py's, shared with the
 
 from __future__ import annotations
 
-import binascii
-
 from resource_extend import jsonio
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
+from resource_extend.etcd import base64text
 from resource_extend.etcd.connection import BadReply, Connection, reason
 from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
 from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
@@ -28,10 +28,8 @@ if TYPE_CHECKING:
     # A new connection, its auth token and, when it was sent while connecting, the answer to a read.
     Greeting = tuple[Connection, str | None, tuple[int, bytes] | None]
     T = TypeVar("T")
-
-
-def _b64(data: bytes) -> str:
-    return binascii.b2a_base64(data, newline=False).decode("ascii")
+    Encoder = Callable[[bytes], str]
+    Decoder = Callable[[str], bytes]
 
 
 class GatewayKV:
@@ -46,11 +44,13 @@ class GatewayKV:
     # -- KV ------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
-        return self._call(_RANGE, {"key": _b64(key.encode())}, _single(key), read=True)
+        return self._call(_RANGE, {"key": base64text.encode(key.encode())}, _single(key), read=True)
 
     def scan(self, prefix: str) -> list[Entry]:
         raw = prefix.encode()
-        return self._call(_RANGE, {"key": _b64(raw), "range_end": _b64(prefix_end(raw))}, _entries, read=True)
+        _, decode = base64text.for_many()  # a whole directory
+        body = {"key": base64text.encode(raw), "range_end": base64text.encode(prefix_end(raw))}
+        return self._call(_RANGE, body, lambda doc: _entries(doc, decode), read=True)
 
     def reads(self, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
         # kv.dense's plan. The counting goes the usual way (it may pick the endpoint and authenticate, and
@@ -61,17 +61,20 @@ class GatewayKV:
         if not chunks:
             return
         if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
-            yield self._call(_TXN, _point_reads(chunks[0], 0), _aligned(chunks[0]), read=True)
+            few = chunks[0]
+            yield self._call(_TXN, _point_reads(few, 0, base64text.encode), _aligned(few, base64text.decode), read=True)
             return
+        # More than a few keys (often hundreds) and their records: binascii pays for its import.
+        encode, decode = base64text.for_many()
         revision, counts = 0, []
         for at in range(0, len(chunks), CHUNK_KEYS):  # one counting transaction up to 16384 keys
-            counting = _counting(chunks[at : at + CHUNK_KEYS], revision)
+            counting = _counting(chunks[at : at + CHUNK_KEYS], revision, encode)
             revision, counted = self._call(_TXN, counting, _counts(len(counting["success"])), read=True)
             counts += counted
         reads = [
-            (_RANGE, _span_read(keys, revision), _from_span(keys))
+            (_RANGE, _span_read(keys, revision, encode), _from_span(keys, decode))
             if dense(count, len(keys))
-            else (_TXN, _point_reads(keys, revision), _aligned(keys))
+            else (_TXN, _point_reads(keys, revision, encode), _aligned(keys, decode))
             for keys, count in zip(chunks, counts)
         ]
         conn, left = self._conn, 0
@@ -96,22 +99,22 @@ class GatewayKV:
                 self.close()
 
     def put(self, key: str, value: bytes) -> None:
-        self._call("/v3/kv/put", {"key": _b64(key.encode()), "value": _b64(value)}, _answered)
+        self._call("/v3/kv/put", {"key": base64text.encode(key.encode()), "value": base64text.encode(value)}, _answered)
 
     def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
-        k = _b64(key.encode())
+        k = base64text.encode(key.encode())
         return self._call(
             _TXN,
             {
                 "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
-                "success": [{"request_put": {"key": k, "value": _b64(value)}}],
+                "success": [{"request_put": {"key": k, "value": base64text.encode(value)}}],
             },
             _succeeded,
             resend=False,
         )
 
     def delete(self, key: str) -> None:
-        self._call("/v3/kv/deleterange", {"key": _b64(key.encode())}, _answered)
+        self._call("/v3/kv/deleterange", {"key": base64text.encode(key.encode())}, _answered)
 
     def close(self) -> None:
         if self._conn is not None:
@@ -302,12 +305,14 @@ def _pin(revision: int) -> dict[str, str]:
     return {"revision": str(revision)} if revision else {}
 
 
-def _counting(chunks: list[list[str]], revision: int) -> dict[str, Any]:
+def _counting(chunks: list[list[str]], revision: int, encode: Encoder) -> dict[str, Any]:
     """A read-only transaction counting the keys in each chunk's span (no compare: the success branch runs)."""
     ops = []
     for keys in chunks:
         key, end = span(keys)
-        ops.append({"request_range": {"key": _b64(key), "range_end": _b64(end), "count_only": True, **_pin(revision)}})
+        ops.append(
+            {"request_range": {"key": encode(key), "range_end": encode(end), "count_only": True, **_pin(revision)}}
+        )
     return {"success": ops}
 
 
@@ -323,12 +328,12 @@ def _counts(asked: int) -> Callable[[Any], tuple[int, list[int]]]:
     return parse
 
 
-def _span_read(keys: list[str], revision: int) -> dict[str, Any]:
+def _span_read(keys: list[str], revision: int, encode: Encoder) -> dict[str, Any]:
     key, end = span(keys)
-    return {"key": _b64(key), "range_end": _b64(end), **_pin(revision)}
+    return {"key": encode(key), "range_end": encode(end), **_pin(revision)}
 
 
-def _from_span(keys: list[str]) -> Callable[[Any], list[Entry | None]]:
+def _from_span(keys: list[str], decode: Decoder) -> Callable[[Any], list[Entry | None]]:
     """The parser of a span's answer: the entry of each of ``keys`` or None, in their order. Matched by
     the keys' bytes: a key between them that is not UTF-8 reads as U+FFFD, and must not pass for a wanted
     key that holds one."""
@@ -336,32 +341,32 @@ def _from_span(keys: list[str]) -> Callable[[Any], list[Entry | None]]:
     def parse(doc: Any) -> list[Entry | None]:
         found = {}
         for kv in doc.get("kvs") or ():
-            key = binascii.a2b_base64(kv["key"])
-            found[key] = Entry(key.decode("utf-8", errors="replace"), *_value(kv))
+            key = decode(kv["key"])
+            found[key] = Entry(key.decode("utf-8", errors="replace"), *_value(kv, decode))
         return [found.get(raw(key)) for key in keys]
 
     return parse
 
 
-def _point_reads(keys: list[str], revision: int) -> dict[str, Any]:
+def _point_reads(keys: list[str], revision: int, encode: Encoder) -> dict[str, Any]:
     """A read-only transaction of one point range per key (no compare: the success branch runs)."""
-    return {"success": [{"request_range": {"key": _b64(raw(key)), **_pin(revision)}} for key in keys]}
+    return {"success": [{"request_range": {"key": encode(raw(key)), **_pin(revision)}} for key in keys]}
 
 
-def _aligned(keys: list[str]) -> Callable[[Any], list[Entry | None]]:
+def _aligned(keys: list[str], decode: Decoder) -> Callable[[Any], list[Entry | None]]:
     """The parser of a point-read transaction's answer: each key's entry or None, in the keys' order."""
 
     def parse(doc: Any) -> list[Entry | None]:
         responses = doc.get("responses") or []
         if not isinstance(responses, list) or len(responses) != len(keys):
             raise ValueError(f"{len(keys)} ranges asked, {len(responses)} answered")
-        return [single(key, _entries(response["response_range"])) for key, response in zip(keys, responses)]
+        return [single(key, _entries(response["response_range"], decode)) for key, response in zip(keys, responses)]
 
     return parse
 
 
 def _single(key: str) -> Callable[[Any], Entry | None]:
-    return lambda doc: single(key, _entries(doc))
+    return lambda doc: single(key, _entries(doc, base64text.decode))
 
 
 def _answered(doc: Any) -> None:
@@ -393,15 +398,14 @@ def _release(found: Greeting) -> None:
     found[0].close()
 
 
-def _entries(reply: dict[str, Any]) -> list[Entry]:
+def _entries(reply: dict[str, Any], decode: Decoder) -> list[Entry]:
     return [
-        Entry(binascii.a2b_base64(kv["key"]).decode("utf-8", errors="replace"), *_value(kv))
-        for kv in reply.get("kvs") or ()
+        Entry(decode(kv["key"]).decode("utf-8", errors="replace"), *_value(kv, decode)) for kv in reply.get("kvs") or ()
     ]
 
 
-def _value(kv: dict[str, Any]) -> tuple[bytes, int]:
-    return binascii.a2b_base64(kv.get("value", "")), int(kv.get("mod_revision", 0))
+def _value(kv: dict[str, Any], decode: Decoder) -> tuple[bytes, int]:
+    return decode(kv.get("value", "")), int(kv.get("mod_revision", 0))
 
 
 _TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable")

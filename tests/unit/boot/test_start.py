@@ -7,6 +7,7 @@ built executables under real interpreters in tests/test_interpreters.py.
 from __future__ import annotations
 
 import marshal
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,12 +57,12 @@ def magic() -> bytes:
 
 
 class Members:
-    """A zipimporter's get_data over a dict: the one call the stub and the start make of it."""
+    """The stub's reading of a member, over a dict: missing members raise OSError, as zipimport's do."""
 
     def __init__(self, members: dict[str, bytes]) -> None:
         self.members = members
 
-    def get_data(self, name: str) -> bytes:
+    def __call__(self, name: str) -> bytes:
         if name not in self.members:
             raise OSError(0, "", name)
         return self.members[name]
@@ -69,12 +70,12 @@ class Members:
 
 def placed(tmp_path: Path, table: bytes, header: bytes = start.FORMAT) -> tuple[str, Members]:
     """An archive file holding the code table's blob after some other bytes, and its index member."""
-    magic_number, blob, index = codetable.layout(table)
+    magic_number, blob, index, group = codetable.layout(table)
     tmp_path.mkdir(parents=True, exist_ok=True)
     archive = tmp_path / "resource-x"
     archive.write_bytes(b"#!shebang and other members\n" + blob)
     at = archive.stat().st_size - len(blob)
-    member = codetable.index_member(header, magic_number, blob, index, at)
+    member = codetable.index_member(header, magic_number, blob, index, at, group)
     return str(archive), Members(
         {"t": member, "_code/sources.marshal": codetable.source_table(str(tmp_path / "no-site"), header)}
     )
@@ -102,10 +103,11 @@ def test_a_table_holds_every_importable_module_once_with_its_package_flag(tmp_pa
 
 def test_the_blob_holds_each_modules_code_where_the_index_says(tmp_path: Path) -> None:
     code = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT)
-    _, blob, index = codetable.layout(code)
+    _, blob, index, _ = codetable.layout(code)
     expected = marshal.loads(code)[2]
     assert index.keys() == expected.keys()
     for name, (package, offset, length) in index.items():
+        assert offset is not None  # no group asked for
         assert (package, blob[offset : offset + length]) == expected[name]
 
 
@@ -268,3 +270,96 @@ def test_an_archive_that_cannot_be_opened_for_its_code_fails_in_one_line(
         start.code_table(members, archive, "t", magic())
     assert exit_.value.code == 128
     assert capsys.readouterr().err == f"{archive}: cannot read the archive: No such file or directory\n"
+
+
+@pytest.mark.usefixtures("clean_imports")
+def test_modules_imported_together_are_one_piece_of_the_blob_and_load_as_the_others_do(tmp_path: Path) -> None:
+    # A name the build's lists have that the site lacks is left out; each group keeps its list's order.
+    groups = [("pkg.sub.leaf", "pkg", "absent"), ("pkg.sub",)]
+    grouped = codetable.compile_table(str(site_tree(tmp_path)), start.FORMAT, groups)
+    _, blob, index, pieces = codetable.layout(grouped)
+    assert index == {
+        "pkg.sub.leaf": (False, None, (0, 0)),
+        "pkg": (True, None, (0, 1)),
+        "pkg.sub": (True, None, (1, 0)),
+    }
+    (offset, length), _ = pieces
+    assert [code.co_filename for code in marshal.loads(blob[offset : offset + length])] == [
+        "site-packages/pkg/sub/leaf.py",
+        "site-packages/pkg/__init__.py",
+    ]
+    table = read(tmp_path, grouped, magic())
+    assert table is not None and table.codes == {}  # a group is unmarshalled once a module of it is loaded
+    sys.meta_path.insert(0, table)
+    table.preload(["pkg"])
+    assert table.codes.keys() == {0}
+    import pkg.sub.leaf
+
+    assert pkg.sub.leaf.LEAF == "package leaf"
+    assert pkg.sub.leaf.__file__ == f"{tmp_path}/resource-x/site-packages/pkg/sub/leaf.py"
+    assert table.codes.keys() == {0, 1} and len(table.codes[0]) == 2
+
+
+def test_a_grouped_table_and_an_ungrouped_one_hold_the_same_code(tmp_path: Path) -> None:
+    site = str(site_tree(tmp_path))
+    _, plain, plain_index, _ = codetable.layout(codetable.compile_table(site, start.FORMAT))
+    _, blob, index, pieces = codetable.layout(codetable.compile_table(site, start.FORMAT, [("pkg", "pkg.sub.leaf")]))
+    codes = [marshal.loads(blob[offset : offset + length]) for offset, length in pieces]
+    for name, (_, offset, length) in plain_index.items():
+        assert offset is not None
+        _, at, where = index[name]
+        other = codes[where[0]][where[1]] if at is None else marshal.loads(blob[at : at + where])
+        assert marshal.loads(plain[offset : offset + length]) == other, name
+
+
+def test_the_start_reads_its_index_at_the_offset_it_was_given_and_checks_the_members_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The text in front of the zip hands the start where this minor's index is; the start uses those bytes
+    # only when the member's own header names it, and reads through zipimport otherwise.
+    import zipfile
+
+    index = f"_code/{sys.implementation.cache_tag}.marshal"
+    archive = tmp_path / "resource-x"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("first", b"x" * 7)
+        zipped.writestr(index, b"the index")
+    info = zipfile.ZipFile(archive).getinfo(index)
+    calls: list[tuple[str, Any]] = []
+    monkeypatch.setattr(start, "main", lambda archive, read, fd: calls.append((archive, read)))
+    monkeypatch.setattr(sys, "argv", ["-c", str(archive), "get-node-resource-info"])
+    import zipimport
+
+    directories: list[str] = []
+    zipimporter = zipimport.zipimporter
+
+    def counted(path: str) -> zipimport.zipimporter:
+        directories.append(path)
+        return zipimporter(path)
+
+    monkeypatch.setattr(zipimport, "zipimporter", counted)
+    fd = os.open(archive, os.O_RDONLY)
+    try:
+        start.boot(fd, [str(n) for n in (0, 0, info.header_offset, info.file_size)])
+        (_, read), *_ = calls
+        assert read(index) == b"the index" and directories == []  # no directory read for it
+        start.boot(fd, [str(n) for n in (0, 0, 0, info.file_size)])  # where "first" is: not the index's header
+        assert calls[1][1](index) == b"the index" and directories == [str(archive)]  # read through zipimport
+        assert calls[1][1]("first") == b"x" * 7
+    finally:
+        os.close(fd)
+
+
+def test_the_finder_names_the_c_halves_a_call_imports_where_importlib_would_find_them() -> None:
+    import importlib.machinery
+
+    for name in start.EXTENSIONS:
+        ours = start._extension(name, importlib.machinery.ModuleSpec)
+        theirs = importlib.machinery.PathFinder.find_spec(name)
+        if name in sys.builtin_module_names or theirs is None:
+            assert ours is None, name  # built in: the builtin importer's
+        else:
+            assert (ours.origin, type(ours.loader), ours.has_location) == (theirs.origin, type(theirs.loader), True)
+    table = start.CodeTable("/a/resource-x", {})
+    assert table.find_spec("_json", ["/somewhere"]) is None  # only top-level names
+    assert table.find_spec("json") is None  # and only those three
