@@ -60,6 +60,8 @@ the storage plugin: its manifest, record (which decodes volumes, disks and bindi
     resource_extend.storage.size resource_extend.storage.disk
     resource_extend.storage.volume resource_extend.storage.binding resource_extend.storage.plan
     resource_extend.storage.workload resource_extend.storage.request resource_extend.storage.node_verbs
+a node resource in request form (add-node, set-node-resource-capacity, a resource_request), imported when one is read
+    resource_extend.storage.node_request
 metrics, imported when get-metrics or get-metrics-description runs
     resource_extend.metrics resource_extend.counted.metrics resource_extend.storage.metrics
 calculate verbs and their schedulers, imported when one runs
@@ -69,7 +71,7 @@ calculate verbs and their schedulers, imported when one runs
     resource_extend.storage.scheduler.assembly resource_extend.storage.scheduler.passes
     resource_extend.storage.scheduler.enumeration resource_extend.storage.scheduler.outcome
     resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
-    resource_extend.storage.scheduler.limits
+    resource_extend.storage.scheduler.limits resource_extend.storage.workload_request
     resource_extend.deploy
 the C halves of json and socket (jsonio, etcd/connection.py): their Python wrappers import re, enum,
 functools and collections, which cost a call more than its etcd round trip

@@ -268,8 +268,8 @@ def test_a_byte_count_past_int64_is_refused_before_any_arithmetic(storage: Plugi
 
 def test_flags_are_checked_in_requests_not_in_what_core_passes_back() -> None:
     from resource_extend.errors import PluginError
-    from resource_extend.storage.request import WorkloadRequest
     from resource_extend.storage.workload import WorkloadResource
+    from resource_extend.storage.workload_request import WorkloadRequest
 
     with pytest.raises(PluginError, match="flags 'rrw'"):
         WorkloadRequest.parse({"volumes": ["AUTO:/x:rrw:1G"]})

@@ -131,7 +131,10 @@ _VERDICTS = {
 }
 _ERRORS = {
     "workloads": (_error(OLD_WORKLOADS), _error(NEW_WORKLOADS)),
-    **{verb: (_error(OLD_RECORD_OR_NULL), _error(_response(verb))) for verb in ("get-node-resource-info", "fix-node-resource")},
+    **{
+        verb: (_error(OLD_RECORD_OR_NULL), _error(_response(verb)))
+        for verb in ("get-node-resource-info", "fix-node-resource")
+    },
 }
 
 
@@ -141,12 +144,16 @@ def test_the_generated_documents_reach_both_verdicts() -> None:
                 "storage": 0}, "diffs": []}  # fmt: skip
     for verb in ("get-node-resource-info", "fix-node-resource"):
         assert _VERDICTS[verb][1](accepted) and _VERDICTS[verb][1](None) and not _VERDICTS[verb][1]({})
-    assert _VERDICTS["workloads"][1]([{"storage_request": 1}, 3]) and not _VERDICTS["workloads"][1]([{"disks_limit": 1}])
+    assert _VERDICTS["workloads"][1]([{"storage_request": 1}, 3]) and not _VERDICTS["workloads"][1](
+        [{"disks_limit": 1}]
+    )
 
 
 def _raises_counted(schema: dict[str, Any]) -> tuple[Callable[[Any], Any], list[str]]:
     """The compiled validator (build.py's code), and a list each exception it creates appends its message to."""
-    code = fastjsonschema.compile_to_code(without_annotations(schema), handlers=handlers(schema_dir(), annotations=False))
+    code = fastjsonschema.compile_to_code(
+        without_annotations(schema), handlers=handlers(schema_dir(), annotations=False)
+    )
     namespace: dict[str, Any] = {}
     exec(code, namespace)
     made: list[str] = []
@@ -165,7 +172,9 @@ def _raises_counted(schema: dict[str, Any]) -> tuple[Callable[[Any], Any], list[
 def test_a_successful_get_node_resource_info_raises_nothing_in_its_validators(workloads_resource: Any) -> None:
     record = {"volumes": {"/data0": 1 << 40}, "disks": [{"device": "/dev/vdb", "mounts": ["/data0"], "read_IOPS": 1,
               "write_IOPS": 1, "read_bps": 1, "write_bps": 1}], "storage": 1 << 41}  # fmt: skip
-    request, made_by_request = _raises_counted(verb_schema(schema_dir(), "storage", "get-node-resource-info", "request"))
+    request, made_by_request = _raises_counted(
+        verb_schema(schema_dir(), "storage", "get-node-resource-info", "request")
+    )
     response, made_by_response = _raises_counted(_response("get-node-resource-info"))
     request({"nodename": "n1", "workloads_resource": workloads_resource})
     response({"capacity": record, "usage": record, "diffs": ["node.Storage != sum(workload.Storage): 1 != 0"]})

@@ -11,12 +11,13 @@ from __future__ import annotations
 from resource_extend import params
 from resource_extend.nodeverbs import set_side
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
-from resource_extend.storage.request import PAYLOADS, NodeRequest, check_rm_disks
+from resource_extend.storage.request import PAYLOADS
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from resource_extend.answers import BeforeAfter, MostIdle
+    from resource_extend.storage.node_request import NodeRequest
     from resource_extend.storage.record import NodeResourceJSON
     from resource_extend.storage.workload import WorkloadResource
 
@@ -41,6 +42,8 @@ def new_capacity(
     A request wins over ``resource``. rm-disks drop capacity disks first; an absolute request keeps what
     it leaves out; a delta drops the volumes that reach exactly 0.
     """
+    from resource_extend.storage.node_request import check_rm_disks
+
     check_rm_disks(request, delta)
     origin = capacity.copy()
     if request is not None:
@@ -91,6 +94,7 @@ def _usage_after(record: StorageRecord) -> NodeResourceJSON:
 
 def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
     from resource_extend.params.sides import SetCapacity  # each verb creates its own request classes only
+    from resource_extend.storage import node_request  # noqa: F401  (read below: loaded with the verb's code)
 
     request = SetCapacity.from_json(call.request, PAYLOADS)
 

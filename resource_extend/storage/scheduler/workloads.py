@@ -23,11 +23,14 @@ from resource_extend.storage.workload import (
     volume_changed,
 )
 
+# The request every calculate verb reads (through Payloads.request or .change, after the call has started):
+# imported here, so that the verbs' preloaded code holds it and no store call loads it.
+from resource_extend.storage.workload_request import WorkloadRequest
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from resource_extend.storage.disk import Disk
     from resource_extend.storage.record import StorageRecord
-    from resource_extend.storage.request import WorkloadRequest
 
 
 def _sides(record: StorageRecord) -> tuple[NodeResource, NodeResource]:

@@ -18,12 +18,13 @@ import pytest
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import VolumeBinding, merge_bindings, parse_bindings
 from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
+from resource_extend.storage.node_request import NodeRequest
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.request import NodeRequest, WorkloadRequest
 from resource_extend.storage.size import parse_size
 from resource_extend.storage.volume import volumes_add, volumes_sub, volumes_total
 from resource_extend.storage.workload import disks_limit
+from resource_extend.storage.workload_request import WorkloadRequest
 
 FACTS_PATH = Path(__file__).resolve().parents[2] / "vectors" / "storage-parsing.json"
 FACTS: list[dict[str, Any]] = json.loads(FACTS_PATH.read_text())

@@ -20,9 +20,9 @@ from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.storage import record as storage
 from resource_extend.storage.disk import Disk
+from resource_extend.storage.node_request import NodeRequest
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
-from resource_extend.storage.request import NodeRequest
 from resource_extend.storage.workload import WorkloadResource
 from tests.support import INT64_EDGES, VDA, VDB, GiB, TiB, binding, capacity_of, disk, examples, without_fast_path
 from tests.support import decode_outcome as outcome

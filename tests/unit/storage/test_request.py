@@ -22,9 +22,10 @@ from resource_extend.params.records import AddNode, SetInfo
 from resource_extend.params.sides import SetCapacity, SetUsage
 from resource_extend.storage import request
 from resource_extend.storage.binding import parse_bindings
+from resource_extend.storage.node_request import NodeRequest, rollback_resource
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.storage.request import NodeRequest, WorkloadRequest, rollback_resource
 from resource_extend.storage.workload import WorkloadResource
+from resource_extend.storage.workload_request import WorkloadRequest
 from tests.support import DeployLimits, GiB, TiB, disk, examples, read_whole_or_refused, shared_request_readers
 
 LIMITS = DeployLimits("storage.yaml")
