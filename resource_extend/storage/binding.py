@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from resource_extend import errors
 from resource_extend.errors import PluginError
-from resource_extend.storage.disk import Quota, QuotaHolder
+from resource_extend.storage.disk import Quota
 from resource_extend.storage.size import parse_size
+from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,6 +39,49 @@ def _check_flags(text: str, flags: str) -> None:
     raise errors.InvalidVolume(
         f"volume binding {text!r}: flags {flags!r}: use the letters r, w, o, m, each at most once (e.g. rw, ro, rwm)"
     )
+
+
+class QuotaHolder(Fields):
+    """A value that carries a ``quota`` (a volume binding), its numbers also readable by name."""
+
+    __slots__ = ()
+    quota: Quota
+
+    def _set(self, index: int, value: int) -> None:
+        # Each holder lists "quota" in its own __slots__, where Fields finds what to compare.
+        self.quota = self.quota.replaced(index, value)  # type: ignore[misc]
+
+    @property
+    def read_iops(self) -> int:
+        return self.quota[0]
+
+    @read_iops.setter
+    def read_iops(self, value: int) -> None:
+        self._set(0, value)
+
+    @property
+    def write_iops(self) -> int:
+        return self.quota[1]
+
+    @write_iops.setter
+    def write_iops(self, value: int) -> None:
+        self._set(1, value)
+
+    @property
+    def read_bps(self) -> int:
+        return self.quota[2]
+
+    @read_bps.setter
+    def read_bps(self, value: int) -> None:
+        self._set(2, value)
+
+    @property
+    def write_bps(self) -> int:
+        return self.quota[3]
+
+    @write_bps.setter
+    def write_bps(self, value: int) -> None:
+        self._set(3, value)
 
 
 class VolumeBinding(QuotaHolder):

@@ -100,14 +100,14 @@ def test_disks_add_replaces_mounts_only_when_given_and_copies_new_disks() -> Non
     extra = disk("/dev/vdb", None, 10)
     added = disks_add([disk("/dev/vda", ["/"], 100)], [disk("/dev/vda", ["/data"], 1, 2, 3, 4), extra])
     assert added == [disk("/dev/vda", ["/data"], 101, 2, 3, 4), disk("/dev/vdb", None, 10)]
-    extra.read_iops = 99
-    assert added[1].read_iops == 10
+    extra.quota = extra.quota.replaced(0, 99)
+    assert added[1].quota[0] == 10
     assert disks_add(added, [disk("/dev/vda", None, 1)])[0].mounts == ["/data"]
 
 
 def test_disks_add_matches_only_disks_already_in_the_list() -> None:
     twice = disks_add([], [disk("/dev/x", None, 1), disk("/dev/x", None, 2)])
-    assert [d.read_iops for d in twice] == [1, 2]
+    assert [d.quota[0] for d in twice] == [1, 2]
 
 
 def test_remove_mounts_copies_without_touching_the_originals() -> None:

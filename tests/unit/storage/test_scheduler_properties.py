@@ -69,10 +69,7 @@ def _fits(disk: Disk | None, binding: VolumeBinding | Sequence[int]) -> bool:
 
 def _take(disk: Disk | None, quota: Sequence[int]) -> None:
     if disk is not None:
-        disk.read_iops -= quota[0]
-        disk.write_iops -= quota[1]
-        disk.read_bps -= quota[2]
-        disk.write_bps -= quota[3]
+        disk.quota = disk.quota.plus([-value for value in quota])
 
 
 def _stamp(disk: Disk, quota: Sequence[int]) -> Disk:
