@@ -34,6 +34,19 @@ OLD_WORKLOADS = {
 }
 OLD_RECORD_OR_NULL = {"anyOf": [{"type": "null"}, {"$ref": DEFS + "record_with_diffs"}]}
 NEW_WORKLOADS = {"$ref": DEFS + "workloads_param"}
+# And in schemas/gpu, where a stored side's prod_count_map listed null first too.
+GPU = f"{BASE}gpu/defs.json#/definitions/"
+OLD_GPU_WORKLOADS = {
+    "if": {"type": "array"},
+    "then": {"type": "array", "items": {"if": {"type": "object"}, "then": {"$ref": GPU + "resource"}}},
+}
+OLD_GPU_SIDE = {
+    "type": "object",
+    "required": ["prod_count_map"],
+    "additionalProperties": False,
+    "properties": {"prod_count_map": {"anyOf": [{"type": "null"}, {"$ref": GPU + "count_map_out"}]}},
+}
+OLD_GPU_RECORD_OR_NULL = {"anyOf": [{"type": "null"}, {"$ref": GPU + "record_with_diffs"}]}
 
 
 def _registry() -> Registry[Any]:
@@ -58,8 +71,8 @@ def _error(schema: dict[str, Any]) -> Callable[[Any], str | None]:
     return error
 
 
-def _response(verb: str) -> dict[str, Any]:
-    return verb_schema(schema_dir(), "storage", verb, "response")
+def _response(verb: str, plugin: str = "storage") -> dict[str, Any]:
+    return verb_schema(schema_dir(), plugin, verb, "response")
 
 
 json_values = st.recursive(
@@ -105,6 +118,44 @@ record_or_null = (
 )
 
 
+count_map = st.none() | json_values | st.dictionaries(st.text(max_size=6), int64s | json_values, max_size=3)
+gpu_side = st.fixed_dictionaries({"prod_count_map": count_map}, optional={"extra": json_values}) | json_values
+gpu_workloads = json_values | st.lists(gpu_side, max_size=3)
+gpu_record_or_null = (
+    st.none()
+    | json_values
+    | st.fixed_dictionaries(
+        {"capacity": gpu_side, "usage": gpu_side},
+        optional={"diffs": st.lists(st.text(max_size=6) | json_values, max_size=2) | json_values},
+    )
+)
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(gpu_workloads)
+def test_gpu_workloads_resource_is_checked_as_it_was(document: Any) -> None:
+    assert _VERDICTS["gpu workloads"][0](document) == _VERDICTS["gpu workloads"][1](document)
+    assert _ERRORS["gpu workloads"][0](document) == _ERRORS["gpu workloads"][1](document)
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(gpu_side)
+def test_a_gpu_stored_side_is_checked_as_it_was(document: Any) -> None:
+    assert _VERDICTS["gpu side"][0](document) == _VERDICTS["gpu side"][1](document)
+    assert _ERRORS["gpu side"][0](document) == _ERRORS["gpu side"][1](document)
+
+
+@pytest.mark.parametrize("verb", ["gpu get-node-resource-info", "gpu fix-node-resource"])
+@settings(max_examples=examples(600), deadline=None)
+@given(document=gpu_record_or_null)
+def test_a_gpu_record_or_null_answer_is_checked_as_it_was(verb: str, document: Any) -> None:
+    # Both forms reach today's record_with_diffs (the stored side's own restatement is compared above).
+    old_verdict, new_verdict = _VERDICTS[verb]
+    assert old_verdict(document) == new_verdict(document)
+    old_error, new_error = _ERRORS[verb]
+    assert old_error(document) == new_error(document)
+
+
 @settings(max_examples=examples(600), deadline=None)
 @given(workloads)
 def test_workloads_resource_is_checked_as_it_was(document: Any) -> None:
@@ -123,6 +174,12 @@ def test_a_record_or_null_answer_is_checked_as_it_was(verb: str, document: Any) 
 
 
 _VERDICTS = {
+    "gpu workloads": (_verdict(OLD_GPU_WORKLOADS), _verdict({"$ref": GPU + "workloads_param"})),
+    "gpu side": (_verdict(OLD_GPU_SIDE), _verdict({"$ref": GPU + "stored_resource_out"})),
+    **{
+        f"gpu {verb}": (_verdict(OLD_GPU_RECORD_OR_NULL), _verdict(_response(verb, "gpu")))
+        for verb in ("get-node-resource-info", "fix-node-resource")
+    },
     "workloads": (_verdict(OLD_WORKLOADS), _verdict(NEW_WORKLOADS)),
     **{
         verb: (_verdict(OLD_RECORD_OR_NULL), _verdict(_response(verb)))
@@ -130,6 +187,12 @@ _VERDICTS = {
     },
 }
 _ERRORS = {
+    "gpu workloads": (_error(OLD_GPU_WORKLOADS), _error({"$ref": GPU + "workloads_param"})),
+    "gpu side": (_error(OLD_GPU_SIDE), _error({"$ref": GPU + "stored_resource_out"})),
+    **{
+        f"gpu {verb}": (_error(OLD_GPU_RECORD_OR_NULL), _error(_response(verb, "gpu")))
+        for verb in ("get-node-resource-info", "fix-node-resource")
+    },
     "workloads": (_error(OLD_WORKLOADS), _error(NEW_WORKLOADS)),
     **{
         verb: (_error(OLD_RECORD_OR_NULL), _error(_response(verb)))
@@ -182,3 +245,21 @@ def test_a_successful_get_node_resource_info_raises_nothing_in_its_validators(wo
     # A node the plugin has no record of answers null: the record branch fails first, and the null one accepts.
     response(None)
     assert made_by_response
+
+
+@pytest.mark.parametrize("workloads_resource", [None, [], [{"prod_count_map": {"nvidia-3070": 1}}]])
+def test_a_successful_gpu_get_node_resource_info_raises_nothing_in_its_validators(workloads_resource: Any) -> None:
+    request, made_by_request = _raises_counted(verb_schema(schema_dir(), "gpu", "get-node-resource-info", "request"))
+    response, made_by_response = _raises_counted(_response("get-node-resource-info", "gpu"))
+    request({"nodename": "n1", "workloads_resource": workloads_resource})
+    response({"capacity": {"prod_count_map": {"nvidia-3070": 2}}, "usage": {"prod_count_map": {}}, "diffs": []})
+    assert made_by_request == made_by_response == []
+    response({"capacity": {"prod_count_map": None}, "usage": {"prod_count_map": {}}, "diffs": []})
+    assert made_by_response  # a side stored without a map: the map branch fails first, and null accepts
+
+
+def test_the_generated_gpu_documents_reach_both_verdicts() -> None:
+    side = _VERDICTS["gpu side"][1]
+    assert side({"prod_count_map": {"a": 1}}) and side({"prod_count_map": None}) and not side({"prod_count_map": 1.5})
+    assert _VERDICTS["gpu workloads"][1]([{"prod_count_map": {}}, 3])
+    assert not _VERDICTS["gpu workloads"][1]([{"prod_count_map": 1.5}])
