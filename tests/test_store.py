@@ -88,7 +88,8 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
         plans.append(real_dense(count, asked))
         return plans[-1]
 
-    monkeypatch.setattr(f"resource_extend.etcd.{transport}.dense", planned)
+    # The module that plans a bulk read: the gateway's is gatewaybulk.py.
+    monkeypatch.setattr(f"resource_extend.etcd.{transport.replace('gateway', 'gatewaybulk')}.dense", planned)
     got = store.get_many(wanted)
     assert plans == [between == 1]
     stored = {node: count for count, node in enumerate([*others, *wanted], start=1)}

@@ -21,7 +21,8 @@ from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.etcd.endpoints import Endpoint
 from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
-from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
+from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy
+from resource_extend.etcd.race import Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
 # operator asks for its logs. This has to happen before grpc is imported.

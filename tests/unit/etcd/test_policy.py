@@ -15,7 +15,8 @@ import pytest
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import PluginError, StoreUnavailable
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.policy import Policy, Race, Unanswered
+from resource_extend.etcd.policy import Policy
+from resource_extend.etcd.race import Race, Unanswered
 
 URLS = ("http://a:1", "http://b:2", "http://c:3")
 
