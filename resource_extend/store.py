@@ -14,7 +14,6 @@ from __future__ import annotations
 from resource_extend import errors
 from resource_extend.decoding import control_character
 from resource_extend.errors import PluginError
-from resource_extend.etcd.policy import backoff
 
 # ``typing`` and ``dataclasses`` are not imported on the call path: the generics below exist for the
 # type checker, and at run time a subscripted class is the class itself.
@@ -109,7 +108,9 @@ class NodeStore(Generic[R]):
             # is still absent): then it is sent again, as update does.
             if self._kv.get(key) is not None:
                 raise PluginError(f"node already exists: {node}")
-            backoff(attempt)
+            from resource_extend.etcd import retry  # only a lost race pays for it
+
+            retry.backoff(attempt)
         raise errors.Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
 
     def put(self, node: str, record: R) -> R:
@@ -142,7 +143,9 @@ class NodeStore(Generic[R]):
                 return Change(before, after)
             if self._put_if(key, data, 0 if entry is None else entry.mod_revision):
                 return Change(before, after)
-            backoff(attempt)
+            from resource_extend.etcd import retry  # only a lost race pays for it
+
+            retry.backoff(attempt)
         raise errors.Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
 
     def _storable(self, node: str, record: R) -> tuple[R, bytes]:

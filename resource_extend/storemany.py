@@ -6,7 +6,7 @@ Imported when such a verb reads, so a single-node call never loads this code.
 from __future__ import annotations
 
 from resource_extend.errors import PluginError
-from resource_extend.etcd import kv
+from resource_extend.etcd import chunks as plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,12 +48,12 @@ def _read_many(store: NodeStore[R], source: KV, record: type[R], wanted: list[st
         yield wanted[0], _decode_or_empty(record, None if entry is None else entry.value)
         return
     # Reads of the whole keys (decision 10: the reference's last-segment index let "rack7/n1" answer for
-    # "n1"), in chunks of keys in etcd's order, each read as its span or as point reads (kv.dense):
+    # "n1"), in chunks of keys in etcd's order, each read as its span or as point reads (chunks.py's dense):
     # never the directory, nor many records between two wanted keys. The transport reads the next
     # chunk while this decodes the last.
     by_key = {store.key(node): node for node in wanted}
     ordered = sorted(by_key)  # code point order is etcd's byte order for UTF-8 keys
-    chunks = [ordered[i : i + kv.CHUNK_KEYS] for i in range(0, len(ordered), kv.CHUNK_KEYS)]
+    chunks = [ordered[i : i + plan.CHUNK_KEYS] for i in range(0, len(ordered), plan.CHUNK_KEYS)]
     for chunk, entries in zip(chunks, source.reads(chunks)):
         for key, entry in zip(chunk, entries):
             yield by_key[key], _decode_or_empty(record, None if entry is None else entry.value)

@@ -12,10 +12,11 @@ from resource_extend import etcd as transports
 from resource_extend.config import EtcdConfig
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
-from resource_extend.etcd import kv as kv_module
+from resource_extend.etcd import chunks as chunks_module
+from resource_extend.etcd.chunks import prefix_end
 from resource_extend.etcd.connection import Connection
 from resource_extend.etcd.gateway import GatewayKV
-from resource_extend.etcd.kv import Entry, prefix_end
+from resource_extend.etcd.kv import Entry
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import PASSWORD
@@ -72,7 +73,7 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
 ) -> None:
     store = store_for(etcd, prefix, transport)
     # Names a span or prefix read would also find: one a prefix of another, non-ASCII around the wanted
-    # ones, and `between` others: 1, and the chunk is read as its span; 40, by point reads (kv.dense).
+    # ones, and `between` others: 1, and the chunk is read as its span; 40, by point reads (chunks.dense).
     others = ["a", "n1/x", "z", "\u4e00", *[f"o{i:02}" for i in range(between)]]
     wanted = ["n10", "ñ", "n1", "ghost", "n2", "n\ufffd", *[f"w{i}" for i in range(10)]]
     for count, node in enumerate([*others, *wanted], start=1):
@@ -82,7 +83,7 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
     etcd.call("/v3/kv/put", {"key": _b64bytes(f"{prefix}/resource/gpu/n\xff".encode("latin-1")),
                              "value": _b64(json.dumps(SEED_GPU))})  # fmt: skip
     plans: list[bool] = []
-    real_dense = kv_module.dense
+    real_dense = chunks_module.dense
 
     def planned(count: int, asked: int) -> bool:
         plans.append(real_dense(count, asked))
@@ -101,7 +102,7 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
 def test_get_many_over_many_chunks_finds_what_single_reads_find(
     etcd: DevEtcd, prefix: str, transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kv_module, "CHUNK_KEYS", 7)  # many chunks from a few dozen nodes
+    monkeypatch.setattr(chunks_module, "CHUNK_KEYS", 7)  # many chunks from a few dozen nodes
     store = store_for(etcd, prefix, transport)
     everyone = [f"n{i}" for i in range(60)] + ["n5/x", "ñ", "\u4e00"]
     for count, node in enumerate(everyone, start=1):
@@ -192,7 +193,7 @@ def test_chunks_are_read_at_the_first_ones_revision(etcd: DevEtcd, prefix: str, 
 def test_pipelined_chunks_carry_tls_and_the_auth_token(
     cluster: str, tls_etcd: tuple[DevEtcd, dict[str, str]], auth_etcd: DevEtcd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kv_module, "CHUNK_KEYS", 5)
+    monkeypatch.setattr(chunks_module, "CHUNK_KEYS", 5)
     if cluster == "tls":
         server, files = tls_etcd
         config = EtcdConfig(
@@ -352,7 +353,7 @@ def test_iter_many_yields_get_manys_records_in_name_order_as_the_chunks_arrive(
     etcd: DevEtcd, prefix: str, transport: str
 ) -> None:
     store = store_for(etcd, prefix, transport)
-    names = [f"node-{i:03}" for i in range(300)]  # three chunks of kv.CHUNK_KEYS
+    names = [f"node-{i:03}" for i in range(300)]  # three chunks of chunks.CHUNK_KEYS
     for i, name in enumerate(names):
         if i % 7:
             store.put(name, GpuRecord({"p": i}, {}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import _socket
 
 from resource_extend import errors, jsonio
+from resource_extend.etcd import retry
 from resource_extend.etcd.gateway import BAD_REPLY
 
 TYPE_CHECKING = False
@@ -104,19 +105,19 @@ def refused(
     # Another member, or this one after the election, can answer.
     failures.append(f"{conn.endpoint.url}: HTTP {status}: {message(data)}")
     give_up_on(kv, conn)
-    kv._policy.pause(attempt)
+    retry.pause(kv._policy, attempt)
 
 
 def ambiguous(kv: GatewayKV, conn: Connection, path: str, why: str) -> None:
     """Report a guarded write that etcd may have applied; the store reads the key back, and has a
-    little time for it past the deadline (policy.py's grace)."""
-    kv._policy.grace()
+    little time for it past the deadline (retry.py's grace)."""
+    retry.grace(kv._policy)
     raise errors.AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: {why}")
 
 
 def give_up_on(kv: GatewayKV, conn: Connection) -> None:
     kv.close()
-    kv._policy.rotate(conn.endpoint)
+    retry.rotate(kv._policy, conn.endpoint)
 
 
 def unreadable(exc: BaseException, data: bytes) -> str:

@@ -1,4 +1,4 @@
-"""The gateway's reads of many keys: kv.dense's plan of counted chunks, pipelined, and the scan of a directory.
+"""The gateway's reads of many keys: chunks.py's plan of counted chunks, pipelined, and the scan of a directory.
 
 Imported when a bulk verb (get-metrics, get-nodes-deploy-capacity, get-nodes-resource-info of several
 nodes), doctor or explain reads, so a single-node call never loads this code; gateway.py's ``GatewayKV``
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from resource_extend import jsonio
 from resource_extend.etcd import base64text
+from resource_extend.etcd.chunks import CHUNK_KEYS, FEW_KEYS, dense, prefix_end, raw, span
 from resource_extend.etcd.gateway import BAD_REPLY, RANGE, TXN, document, entries, value
-from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
+from resource_extend.etcd.kv import Entry, single
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def scan(kv: GatewayKV, prefix: str) -> list[Entry]:
 
 
 def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
-    # kv.dense's plan. The counting goes the usual way (it may pick the endpoint and authenticate, and
+    # chunks.py's plan. The counting goes the usual way (it may pick the endpoint and authenticate, and
     # it fixes the revision); the reads then go out together on its connection (HTTP/1.1 pipelining),
     # so etcd answers the next while the caller decodes the last: 1000 storage records take ~18 ms
     # to read and decode instead of ~28. Any answer but a readable 200 ends the pipeline (the

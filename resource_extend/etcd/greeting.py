@@ -50,7 +50,9 @@ def connect(
     found = race.run()
     failures.extend(race.failures)
     if found is None:
-        tried = policy.tried()
+        from resource_extend.etcd import retry
+
+        tried = retry.tried(policy)
         raise errors.StoreUnavailable(f"etcd unavailable (tried {tried}): {failing.summary(failures) or 'timed out'}")
     conn, token, early = found
     kv._conn, kv._token = conn, token
