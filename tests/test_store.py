@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -19,7 +21,7 @@ from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.etcd.kv import Entry
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
-from tests.support import PASSWORD
+from tests.support import PASSWORD, ROOT
 
 TRANSPORTS = ("gateway", "grpc")
 
@@ -437,3 +439,38 @@ def test_a_guarded_write_whose_answer_is_lost_is_applied_exactly_once(
     assert kv.lost == 1
     assert done.after.usage == {"a": 2}
     assert store.get("n1").usage == {"a": 2}  # one increment, whether or not the lost write had landed
+
+
+FAILURE_ONLY_MODULES = ["resource_extend.failures", "resource_extend.etcd.failing", "resource_extend.etcd.retry"]
+
+
+@pytest.mark.parametrize("cluster", ["one endpoint", "auth", "several endpoints"])
+def test_a_gateway_call_that_succeeds_loads_no_failure_handling(
+    cluster: str, etcd: DevEtcd, auth_etcd: DevEtcd, prefix: str
+) -> None:
+    # failing.py, retry.py and failures.py's classes (StoreUnavailable, AmbiguousWrite, BadReply) are the
+    # gateway's failure half: a call that reads and writes without a failure never loads them, whether it
+    # connects plainly, authenticates (greeting.py) or races several endpoints (race.py).
+    if cluster == "auth":
+        config = f"machines=({auth_etcd.url!r},), prefix='/eru-auth/quiet', username='eru', password={PASSWORD!r}"
+    elif cluster == "several endpoints":
+        config = f"machines=({etcd.url!r}, {etcd.url!r}), prefix={prefix!r}"
+    else:
+        config = f"machines=({etcd.url!r},), prefix={prefix!r}"
+    probe = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from resource_extend.config import EtcdConfig\n"
+        "from resource_extend.counted.gpu import GpuRecord\n"
+        "from resource_extend.etcd.gateway import GatewayKV\n"
+        "from resource_extend.store import NodeStore\n"
+        f"config = EtcdConfig({config})\n"
+        "store = NodeStore(GatewayKV(config), config.prefix, 'gpu', GpuRecord)\n"
+        "store.put('n1', GpuRecord({'x': 2}, {}))\n"
+        "store.update('n1', lambda r: GpuRecord(r.capacity, {'x': 1}))\n"
+        "assert store.get('n1').usage == {'x': 1}\n"
+        f"print(' '.join(m for m in {FAILURE_ONLY_MODULES!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []

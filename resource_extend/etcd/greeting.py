@@ -26,8 +26,6 @@ def connect(
 ) -> tuple[Connection, tuple[int, bytes] | None]:
     """A new connection (kept by ``kv``, with its token) to the first endpoint that answers, and that
     endpoint's answer to ``read`` when it was sent while connecting."""
-    from resource_extend.etcd import failing
-
     policy = kv._policy
     endpoints = policy.endpoints
     if len(endpoints) == 1:
@@ -35,6 +33,8 @@ def connect(
         try:
             conn, token, _ = greet(kv, endpoint, None)
         except OSError as exc:
+            from resource_extend.etcd import failing
+
             raise failing.unreachable(kv, endpoint, exc, failures) from None
         kv._conn, kv._token = conn, token
         return conn, None
@@ -44,13 +44,15 @@ def connect(
         try:
             return greet(kv, endpoint, read)
         except OSError as exc:
+            from resource_extend.etcd import failing
+
             raise Unanswered(failing.why(kv, exc)) from None
 
     race = Race(policy, list(endpoints), contact, _release)
     found = race.run()
     failures.extend(race.failures)
     if found is None:
-        from resource_extend.etcd import retry
+        from resource_extend.etcd import failing, retry
 
         tried = retry.tried(policy)
         raise errors.StoreUnavailable(f"etcd unavailable (tried {tried}): {failing.summary(failures) or 'timed out'}")
