@@ -12,11 +12,12 @@ caught: code names them as attributes of this module, so a call that never fails
 from __future__ import annotations
 
 # failures.py's classes, each an attribute of this module too.
-FAILURE_ONLY = ("Conflict", "InsufficientResource", "InvalidDisk", "InvalidStorage", "InvalidVolume",
-                "NodeNotExists", "Sentinel", "UsageError")  # fmt: skip
+FAILURE_ONLY = ("AmbiguousWrite", "Conflict", "InsufficientResource", "InvalidDisk", "InvalidStorage", "InvalidVolume",
+                "NodeNotExists", "Sentinel", "StoreUnavailable", "UsageError")  # fmt: skip
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from resource_extend.failures import AmbiguousWrite as AmbiguousWrite
     from resource_extend.failures import Conflict as Conflict
     from resource_extend.failures import InsufficientResource as InsufficientResource
     from resource_extend.failures import InvalidDisk as InvalidDisk
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from resource_extend.failures import InvalidVolume as InvalidVolume
     from resource_extend.failures import NodeNotExists as NodeNotExists
     from resource_extend.failures import Sentinel as Sentinel
+    from resource_extend.failures import StoreUnavailable as StoreUnavailable
     from resource_extend.failures import UsageError as UsageError
 else:
 
@@ -40,15 +42,3 @@ else:
 
 class PluginError(Exception):
     """A verb failed; ``str(error)`` is the one line an operator reads."""
-
-
-class StoreUnavailable(PluginError):
-    """No etcd endpoint answered, or every answer was an error."""
-
-
-class AmbiguousWrite(StoreUnavailable):
-    """A guarded write reached etcd but its answer did not come back: it may or may not have applied.
-
-    Sending it again would fail its compare if it had applied, and the store would then apply the
-    change a second time; the store reads the key back instead.
-    """

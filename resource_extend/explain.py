@@ -113,7 +113,7 @@ def _read(kv: Any, directory: str, nodes: list[str], bound: int) -> dict[str, by
         entries = kv.scan(directory)
         _check_count(len(entries), f"under {directory}", bound)
         return {entry.key[len(directory) :]: entry.value for entry in sorted(entries, key=lambda e: e.key)}
-    from resource_extend.etcd.kv import CHUNK_KEYS
+    from resource_extend.etcd.chunks import CHUNK_KEYS
 
     # The wanted keys only, as the bulk verbs read them (store.get_many): never the span between them.
     wanted = list(dict.fromkeys(nodes))

@@ -1,9 +1,9 @@
 """The errors a call meets only once something has failed: created when one is first raised or caught.
 
-Every call loads errors.py, so it keeps only what a call that succeeds may need (``PluginError``, and the
-two store errors the transport raises and retries on); these are reached as ``errors.NodeNotExists`` and
-so on, an attribute errors.py looks up here on first use. A class costs each call that creates it as much
-as loading ~4 KB of code, and a call that succeeds creates none of these.
+Every call loads errors.py, so it keeps only what a call that succeeds may need (``PluginError``); these
+are reached as ``errors.NodeNotExists``, ``errors.StoreUnavailable`` and so on, an attribute errors.py looks
+up here on first use (an ``except errors.X`` clause looks only when an exception reaches it). A class
+costs each call that creates it as much as loading ~4 KB of code, and a call that succeeds creates none.
 """
 
 from __future__ import annotations
@@ -58,3 +58,15 @@ class Conflict(PluginError):
 
 class UsageError(Exception):
     """A malformed command line: exit status 2, never touches the store."""
+
+
+class StoreUnavailable(PluginError):
+    """No etcd endpoint answered, or every answer was an error."""
+
+
+class AmbiguousWrite(StoreUnavailable):
+    """A guarded write reached etcd but its answer did not come back: it may or may not have applied.
+
+    Sending it again would fail its compare if it had applied, and the store would then apply the
+    change a second time; the store reads the key back instead.
+    """

@@ -1,7 +1,7 @@
 """A silent first endpoint costs a call a fraction of a second, not dial_timeout + request_timeout.
 
-Both transports connect in a staggered race (resource_extend/etcd/policy.py's Race): the next endpoint
-starts when the earlier one has not answered after policy.STAGGER (0.25 s). Every config here gives a
+Both transports connect in a staggered race (resource_extend/etcd/race.py): the next endpoint
+starts when the earlier one has not answered after race.STAGGER (0.25 s). Every config here gives a
 silent endpoint 10 s to answer (``PATIENT``), so a client that waited for it instead of racing would take
 10 s or more; the bound asserted (5 s for a whole process call) tells the two apart with room for a
 machine loaded by the rest of the suite. The speed itself is measured by ``make bench``.

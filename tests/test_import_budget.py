@@ -51,6 +51,9 @@ etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the r
 base64 of its keys and values
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
     resource_extend.etcd.gateway resource_extend.etcd.connection resource_extend.etcd.base64text
+reads of many nodes' records (get-metrics, get-nodes-deploy-capacity, ...): the store's and the gateway's halves
+of a bulk read and its plan, imported when one starts (a single-node call never loads them)
+    resource_extend.storemany resource_extend.etcd.gatewaybulk resource_extend.etcd.chunks
 the GPU plugin: its manifest and the counted code's record, requests and node verbs (which use capacity.ratio)
     resource_extend.counted resource_extend.counted.gpu resource_extend.counted.record
     resource_extend.counted.prodmap resource_extend.counted.request resource_extend.counted.node_verbs
@@ -162,7 +165,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "get-metrics": {"nodes": [{"podname": "p", "nodename": f"n{i}"} for i in range(1, 13)]},
     },
 }
-# A bulk read: more nodes than etcd/kv.py's FEW_KEYS, so the keys are counted, then read, through binascii.
+# A bulk read: more nodes than etcd/chunks.py's FEW_KEYS, so the keys are counted, then read, through binascii.
 BULK = "get-metrics"
 
 
@@ -303,16 +306,22 @@ def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
 
 @pytest.mark.parametrize("plugin", PLUGINS)
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy", BULK])
-def test_only_a_bulk_read_loads_binascii(plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path) -> None:
+def test_only_a_bulk_read_loads_binascii_and_the_bulk_read_code(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
     # Importing binascii (a shared object mapping libz on a pyenv build) costs a call ~0.47 M instructions:
     # a single-node call's key and record are coded by etcd/base64text.py alone; a bulk read's many
-    # records go through binascii, faster per record.
+    # records go through binascii, faster per record. The code of a bulk read (store and gateway halves,
+    # ~15 KB) is imported when one starts, and a single-node call never unmarshals it.
     request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
     modules, stdout, stderr = loaded(
         tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
     )
     assert stderr == b"" and stdout, stderr
     assert ("binascii" in modules) == (verb == BULK)
+    assert ("resource_extend.storemany" in modules) == (verb == BULK)
+    assert ("resource_extend.etcd.gatewaybulk" in modules) == (verb == BULK)
+    assert ("resource_extend.etcd.chunks" in modules) == (verb == BULK)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
@@ -395,12 +404,15 @@ def test_every_module_the_start_preloads_is_one_a_store_call_imports_anyway(
 
 def test_the_budget_keeps_the_expensive_and_the_optional_out() -> None:
     # What issue 13 measured, what only help, a failure, a config or JSON text off the fast paths, source
-    # checkouts or the grpc transport may load, and the modules of type declarations only.
+    # checkouts or the grpc transport may load, and the modules of type declarations only. Of the etcd
+    # client: what follows a failure (failing, retry), auth or several endpoints (greeting, race).
     never = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.verbhelp",
              "resource_extend.schemafiles", "resource_extend.etcd.grpc", "resource_extend.etcd.tls", "ssl",
              "resource_extend.failures", "resource_extend.helptext", "resource_extend.configrare",
              "resource_extend.jsonslow", "resource_extend.yamlslow", "resource_extend.kind", "resource_extend.answers",
              "resource_extend.params.payloads", "resource_extend.etcd.protocol",
+             "resource_extend.etcd.failing", "resource_extend.etcd.greeting", "resource_extend.etcd.race",
+             "resource_extend.etcd.retry",
              "site", "zipfile",
              "typing", "dataclasses", "inspect", "decimal", "re", "json", "socket", "base64", "enum",
              "functools", "collections", "contextlib", "importlib", "warnings", "selectors", "runpy",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -12,13 +14,14 @@ from resource_extend import etcd as transports
 from resource_extend.config import EtcdConfig
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
-from resource_extend.etcd import kv as kv_module
+from resource_extend.etcd import chunks as chunks_module
+from resource_extend.etcd.chunks import prefix_end
 from resource_extend.etcd.connection import Connection
 from resource_extend.etcd.gateway import GatewayKV
-from resource_extend.etcd.kv import Entry, prefix_end
+from resource_extend.etcd.kv import Entry
 from resource_extend.store import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
-from tests.support import PASSWORD
+from tests.support import PASSWORD, ROOT
 
 TRANSPORTS = ("gateway", "grpc")
 
@@ -72,7 +75,7 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
 ) -> None:
     store = store_for(etcd, prefix, transport)
     # Names a span or prefix read would also find: one a prefix of another, non-ASCII around the wanted
-    # ones, and `between` others: 1, and the chunk is read as its span; 40, by point reads (kv.dense).
+    # ones, and `between` others: 1, and the chunk is read as its span; 40, by point reads (chunks.dense).
     others = ["a", "n1/x", "z", "\u4e00", *[f"o{i:02}" for i in range(between)]]
     wanted = ["n10", "ñ", "n1", "ghost", "n2", "n\ufffd", *[f"w{i}" for i in range(10)]]
     for count, node in enumerate([*others, *wanted], start=1):
@@ -82,13 +85,14 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
     etcd.call("/v3/kv/put", {"key": _b64bytes(f"{prefix}/resource/gpu/n\xff".encode("latin-1")),
                              "value": _b64(json.dumps(SEED_GPU))})  # fmt: skip
     plans: list[bool] = []
-    real_dense = kv_module.dense
+    real_dense = chunks_module.dense
 
     def planned(count: int, asked: int) -> bool:
         plans.append(real_dense(count, asked))
         return plans[-1]
 
-    monkeypatch.setattr(f"resource_extend.etcd.{transport}.dense", planned)
+    # The module that plans a bulk read: the gateway's is gatewaybulk.py.
+    monkeypatch.setattr(f"resource_extend.etcd.{transport.replace('gateway', 'gatewaybulk')}.dense", planned)
     got = store.get_many(wanted)
     assert plans == [between == 1]
     stored = {node: count for count, node in enumerate([*others, *wanted], start=1)}
@@ -100,7 +104,7 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
 def test_get_many_over_many_chunks_finds_what_single_reads_find(
     etcd: DevEtcd, prefix: str, transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kv_module, "CHUNK_KEYS", 7)  # many chunks from a few dozen nodes
+    monkeypatch.setattr(chunks_module, "CHUNK_KEYS", 7)  # many chunks from a few dozen nodes
     store = store_for(etcd, prefix, transport)
     everyone = [f"n{i}" for i in range(60)] + ["n5/x", "ñ", "\u4e00"]
     for count, node in enumerate(everyone, start=1):
@@ -191,7 +195,7 @@ def test_chunks_are_read_at_the_first_ones_revision(etcd: DevEtcd, prefix: str, 
 def test_pipelined_chunks_carry_tls_and_the_auth_token(
     cluster: str, tls_etcd: tuple[DevEtcd, dict[str, str]], auth_etcd: DevEtcd, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kv_module, "CHUNK_KEYS", 5)
+    monkeypatch.setattr(chunks_module, "CHUNK_KEYS", 5)
     if cluster == "tls":
         server, files = tls_etcd
         config = EtcdConfig(
@@ -351,7 +355,7 @@ def test_iter_many_yields_get_manys_records_in_name_order_as_the_chunks_arrive(
     etcd: DevEtcd, prefix: str, transport: str
 ) -> None:
     store = store_for(etcd, prefix, transport)
-    names = [f"node-{i:03}" for i in range(300)]  # three chunks of kv.CHUNK_KEYS
+    names = [f"node-{i:03}" for i in range(300)]  # three chunks of chunks.CHUNK_KEYS
     for i, name in enumerate(names):
         if i % 7:
             store.put(name, GpuRecord({"p": i}, {}))
@@ -435,3 +439,38 @@ def test_a_guarded_write_whose_answer_is_lost_is_applied_exactly_once(
     assert kv.lost == 1
     assert done.after.usage == {"a": 2}
     assert store.get("n1").usage == {"a": 2}  # one increment, whether or not the lost write had landed
+
+
+FAILURE_ONLY_MODULES = ["resource_extend.failures", "resource_extend.etcd.failing", "resource_extend.etcd.retry"]
+
+
+@pytest.mark.parametrize("cluster", ["one endpoint", "auth", "several endpoints"])
+def test_a_gateway_call_that_succeeds_loads_no_failure_handling(
+    cluster: str, etcd: DevEtcd, auth_etcd: DevEtcd, prefix: str
+) -> None:
+    # failing.py, retry.py and failures.py's classes (StoreUnavailable, AmbiguousWrite, BadReply) are the
+    # gateway's failure half: a call that reads and writes without a failure never loads them, whether it
+    # connects plainly, authenticates (greeting.py) or races several endpoints (race.py).
+    if cluster == "auth":
+        config = f"machines=({auth_etcd.url!r},), prefix='/eru-auth/quiet', username='eru', password={PASSWORD!r}"
+    elif cluster == "several endpoints":
+        config = f"machines=({etcd.url!r}, {etcd.url!r}), prefix={prefix!r}"
+    else:
+        config = f"machines=({etcd.url!r},), prefix={prefix!r}"
+    probe = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from resource_extend.config import EtcdConfig\n"
+        "from resource_extend.counted.gpu import GpuRecord\n"
+        "from resource_extend.etcd.gateway import GatewayKV\n"
+        "from resource_extend.store import NodeStore\n"
+        f"config = EtcdConfig({config})\n"
+        "store = NodeStore(GatewayKV(config), config.prefix, 'gpu', GpuRecord)\n"
+        "store.put('n1', GpuRecord({'x': 2}, {}))\n"
+        "store.update('n1', lambda r: GpuRecord(r.capacity, {'x': 1}))\n"
+        "assert store.get('n1').usage == {'x': 1}\n"
+        f"print(' '.join(m for m in {FAILURE_ONLY_MODULES!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []

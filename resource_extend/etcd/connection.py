@@ -23,12 +23,6 @@ if TYPE_CHECKING:
 MAX_HEAD = 65536
 
 
-class BadReply(ConnectionError):
-    """Bytes that are not an HTTP/1.1 answer (a garbled status line, a bad chunk size or Content-Length):
-    the member, or something between it and us, is broken. An ``OSError``, so it fails the endpoint as a
-    lost connection does, and a guarded write it answered is ambiguous."""
-
-
 class Connection:
     """One kept-alive connection; ``sent`` says whether etcd may have acted on the last request even if its
     answer is lost, which decides whether a guarded write may be sent again."""
@@ -51,13 +45,9 @@ class Connection:
         # An ASCII host name goes down as bytes: a str makes the socket module import the idna codec.
         host: str | bytes = endpoint.host.encode("ascii") if endpoint.host.isascii() else endpoint.host
         if endpoint.tls:
-            import socket  # ssl wraps only the socket module's sockets (and imports it anyway)
-
             from resource_extend.etcd import tls  # only TLS clusters pay for ssl
 
-            tcp = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
-            tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return cls(endpoint, tls.wrap(tcp, endpoint, config))
+            return cls(endpoint, tls.connect(host, endpoint, config, timeout))
         return cls(endpoint, _connect(host, endpoint.port, timeout))
 
     def close(self) -> None:
@@ -94,13 +84,14 @@ class Connection:
         self.sent = True  # from here on etcd may act on the request even if its answer is lost
 
     def receive(self) -> tuple[int, bytes]:
-        """The next answer's status and body; ``BadReply`` when the bytes are not an HTTP/1.1 answer."""
+        """The next answer's status and body; failing.py's ``BadReply`` (an ``OSError``) when the bytes are
+        not an HTTP/1.1 answer."""
         head = self._until(b"\r\n\r\n", MAX_HEAD)
         lines = head.decode("latin-1").split("\r\n")
         version, _, rest = lines[0].partition(" ")
         code = rest[:3]
         if not version.startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
-            raise BadReply(f"bad reply: malformed HTTP status line {lines[0][:80]!r}")
+            raise _bad_reply(f"malformed HTTP status line {lines[0][:80]!r}")
         status = int(code)
         headers = {}
         for line in lines[1:]:
@@ -111,7 +102,7 @@ class Connection:
         elif "content-length" in headers:
             length = headers["content-length"]
             if not (length.isascii() and length.isdigit() and len(length) <= 15):
-                raise BadReply(f"bad reply: bad Content-Length {length[:40]!r}")
+                raise _bad_reply(f"bad Content-Length {length[:40]!r}")
             body = self._exactly(int(length))
         else:
             body = self._rest()
@@ -126,13 +117,9 @@ class Connection:
         self._sock.settimeout(left)
         data = self._sock.recv(65536)
         if not data:
-            if not self.answered and not self.endpoint.tls:
-                from resource_extend.etcd import tls
+            from resource_extend.etcd import failing
 
-                if tls.served(self.endpoint):
-                    # A TLS member drops plain HTTP without a word: say so rather than "closed".
-                    raise ConnectionError("this member serves TLS: use https:// in etcd.machines")
-            raise ConnectionError("etcd closed the connection")
+            raise failing.closed(self.endpoint, self.answered)
         self.answered = True
         self._buf += data
 
@@ -144,7 +131,7 @@ class Connection:
                 del self._buf[: at + len(marker)]
                 return head
             if len(self._buf) > most:
-                raise BadReply(f"bad reply: no {marker!r} within {most} bytes")
+                raise _bad_reply(f"no {marker!r} within {most} bytes")
             self._fill()
 
     def _exactly(self, n: int) -> bytes:
@@ -159,7 +146,7 @@ class Connection:
         while True:
             line = self._until(b"\r\n", 1024).split(b";")[0].strip()
             if not line or len(line) > 15 or line.strip(b"0123456789abcdefABCDEF"):
-                raise BadReply(f"bad reply: bad chunk size {line[:40]!r}")
+                raise _bad_reply(f"bad chunk size {line[:40]!r}")
             size = int(line, 16)
             if size == 0:
                 while self._until(b"\r\n", MAX_HEAD):  # trailer lines, up to the empty one that ends them
@@ -167,7 +154,7 @@ class Connection:
                 return b"".join(parts)
             parts.append(self._exactly(size))
             if self._exactly(2) != b"\r\n":
-                raise BadReply("bad reply: a chunk longer than its size")
+                raise _bad_reply("a chunk longer than its size")
 
     def _rest(self) -> bytes:
         while True:
@@ -179,18 +166,11 @@ class Connection:
                 return data
 
 
-def reason(exc: OSError, client_certificate: bool = False) -> str:
-    """Why a connection failed, in the words of configuration.md's Errors section."""
-    if isinstance(exc, _socket.timeout):
-        return "timed out"
-    why = getattr(exc, "reason", None)  # ssl.SSLError: what the peer said
-    if isinstance(why, str):
-        from resource_extend.etcd import tls  # ssl is loaded already: the error is one of its
+def _bad_reply(why: str) -> OSError:
+    """failing.py's ``BadReply``, created only when a reply is bad."""
+    from resource_extend.etcd import failing
 
-        alert = tls.alert(why, client_certificate)
-        if alert:
-            return alert
-    return exc.strerror or str(exc) or type(exc).__name__
+    return failing.bad_reply(why)
 
 
 def _connect(host: str | bytes, port: int, timeout: float) -> _socket.socket:

@@ -7,7 +7,7 @@ The request and reply messages and the KV/Auth stubs are the generated code of e
 (``pyetcd.etcdrpc``, built against protobuf 5+). Its high-level client is not used: it has no deadline
 per call, reports failures as exceptions without a message and parks a failed endpoint for minutes.
 Auth and error texts are handled here instead, the way GatewayKV handles them, and endpoints, deadlines,
-retries and the race by policy.py, which both transports share.
+retries and the race by policy.py, retry.py and race.py, which both transports share.
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from typing import Any, Callable
 
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
+from resource_extend.etcd import retry
+from resource_extend.etcd.chunks import CHUNK_KEYS, FEW_KEYS, dense, prefix_end, raw, span
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.kv import CHUNK_KEYS, FEW_KEYS, Entry, dense, prefix_end, raw, single, span
-from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy, Race, Unanswered
+from resource_extend.etcd.kv import Entry, single
+from resource_extend.etcd.policy import REQUEST_ATTEMPTS, Policy
+from resource_extend.etcd.race import Race, Unanswered
 
 # gRPC's C core logs to stderr, and core reads the plugin's combined output: keep it quiet unless the
 # operator asks for its logs. This has to happen before grpc is imported.
@@ -112,7 +115,7 @@ class GrpcKV:
         return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))
 
     def reads(self, chunks: list[list[str]]) -> Iterator[list[Entry | None]]:
-        # kv.dense's plan, as GatewayKV.reads: count each chunk's span, then read it as one range or by point
+        # chunks.py's plan, as GatewayKV.reads: count each chunk's span, then read it as one range or by point
         # reads, all at the counting's revision. One after the other: gRPC answers are cheap for etcd to
         # encode (no JSON gateway).
         if not chunks:
@@ -181,7 +184,7 @@ class GrpcKV:
                 if not untried or policy.left() <= 0:
                     if untried:
                         failures.append("timed out")
-                    raise StoreUnavailable(f"etcd unavailable (tried {policy.tried()}): {'; '.join(failures)}")
+                    raise StoreUnavailable(f"etcd unavailable (tried {retry.tried(policy)}): {'; '.join(failures)}")
                 if len(untried) > 1:
                     # A staggered race, so a silent member costs STAGGER, not dial_timeout.
                     raced = self._race(untried, failures)
@@ -198,7 +201,7 @@ class GrpcKV:
                     # Cut short, reset, garbled (INTERNAL, UNKNOWN, CANCELLED…): etcd may have applied it.
                     failures.append(f"{link.endpoint.url}: {_reason(exc)}")
                     self.close()
-                    policy.grace()
+                    retry.grace(policy)
                     raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}") from None
                 if exc.code() not in _TRANSIENT_CODES:
                     raise StoreUnavailable(f"etcd {link.endpoint.url} {method}: {_detail(exc)}") from None
@@ -211,14 +214,14 @@ class GrpcKV:
             # deadline. Not a guarded write that may have been applied (lost reply, "request timed out",
             # "leader changed"): sent again, it would fail its compare and the caller would apply its
             # change twice.
-            policy.rotate(link.endpoint)
+            retry.rotate(policy, link.endpoint)
             attempts += 1
             if guarded and not any(text in details for text in _NOT_APPLIED):
-                policy.grace()
+                retry.grace(policy)
                 raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}")
             if attempts >= REQUEST_ATTEMPTS or policy.left() <= 0:
                 raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
-            policy.pause(attempts - 1)
+            retry.pause(policy, attempts - 1)
             untried = list(policy.endpoints)
 
     def _invoke(self, link: _Link, method: str, request: Any) -> Any:

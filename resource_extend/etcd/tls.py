@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from resource_extend.etcd.endpoints import Endpoint
 
 
+def connect(host: str | bytes, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> socket.socket:
+    """A TLS connection to ``endpoint`` (at ``host``, its name as connection.py passes it): ssl wraps only
+    the socket module's sockets."""
+    tcp = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
+    tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return wrap(tcp, endpoint, config)
+
+
 def wrap(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig) -> socket.socket:
     _check_files(config)
     try:

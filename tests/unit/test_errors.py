@@ -11,7 +11,7 @@ from resource_extend import errors, failures
 from tests.support import ROOT
 
 FAILURE_ONLY = ["NodeNotExists", "Sentinel", "InvalidVolume", "InvalidDisk", "InvalidStorage",
-                "InsufficientResource", "Conflict", "UsageError"]  # fmt: skip
+                "InsufficientResource", "Conflict", "UsageError", "StoreUnavailable", "AmbiguousWrite"]  # fmt: skip
 
 
 def test_errors_names_every_class_of_failures() -> None:

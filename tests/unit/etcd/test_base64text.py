@@ -20,7 +20,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from resource_extend.etcd import base64text, gateway
+from resource_extend.etcd import base64text, gateway, gatewaybulk
 from resource_extend.etcd.base64text import LONG, LONG_TEXT
 from tests.support import ROOT
 
@@ -212,10 +212,10 @@ def test_an_answer_whose_base64_does_not_read_is_a_bad_reply(read: str, field: s
         parse, answer = gateway._single(key), reply
     elif read == "a few keys":
         parse, answer = (
-            gateway._aligned([key], base64text.decode),
+            gatewaybulk._aligned([key], base64text.decode),
             {"header": {}, "responses": [{"response_range": reply}]},
         )
     else:
-        parse, answer = gateway._from_span([key], base64text.for_many()[1]), reply
-    with pytest.raises(gateway._BAD_REPLY):
+        parse, answer = gatewaybulk._from_span([key], base64text.for_many()[1]), reply
+    with pytest.raises(gateway.BAD_REPLY):
         parse(answer)

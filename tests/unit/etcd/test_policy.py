@@ -1,4 +1,4 @@
-"""resource_extend/etcd/policy.py without etcd: the endpoint race, rotation and the call's deadline.
+"""etcd/policy.py, race.py and retry.py without etcd: the endpoint race, rotation and the call's deadline.
 
 The attempts here are plain functions standing in for a transport's connect-and-probe; test_endpoint_race.py
 runs the same race against real etcd processes over both transports.
@@ -14,8 +14,10 @@ import pytest
 
 from resource_extend.config import EtcdConfig
 from resource_extend.errors import PluginError, StoreUnavailable
+from resource_extend.etcd import retry
 from resource_extend.etcd.endpoints import Endpoint
-from resource_extend.etcd.policy import Policy, Race, Unanswered
+from resource_extend.etcd.policy import Policy
+from resource_extend.etcd.race import Race, Unanswered
 
 URLS = ("http://a:1", "http://b:2", "http://c:3")
 
@@ -93,9 +95,9 @@ def test_an_answer_that_settles_the_call_ends_the_race_with_its_error() -> None:
 
 def test_a_failed_endpoint_goes_last_and_the_others_keep_their_order() -> None:
     chosen = policy()
-    chosen.rotate(chosen.endpoints[0])
+    retry.rotate(chosen, chosen.endpoints[0])
     assert [e.url for e in chosen.endpoints] == [URLS[1], URLS[2], URLS[0]]
-    assert chosen.tried() == "http://b:2, http://c:3, http://a:1"
+    assert retry.tried(chosen) == "http://b:2, http://c:3, http://a:1"
 
 
 def test_past_the_deadline_a_request_is_refused_and_a_dial_is_a_timeout() -> None:
@@ -111,12 +113,12 @@ def test_the_read_back_grace_leaves_half_a_second_and_never_goes_past_the_deadli
     from resource_extend.etcd.policy import READ_BACK_GRACE
 
     roomy = policy(total_timeout=5)
-    roomy.grace()  # seconds left: the read-back has time enough already
+    retry.grace(roomy)  # seconds left: the read-back has time enough already
     assert roomy.left() > 4
     chosen = policy(total_timeout=0.2)
     original = chosen.deadline
     for _ in range(3):  # ambiguous writes in a row, the later ones past the deadline
-        chosen.grace()
+        retry.grace(chosen)
         assert original < chosen.deadline <= original + READ_BACK_GRACE
         time.sleep(0.25)
     assert chosen.deadline == original + READ_BACK_GRACE
