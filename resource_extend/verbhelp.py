@@ -113,6 +113,9 @@ def kind_of(at: At, spec: Any, depth: int = 0) -> str:
     if isinstance(spec.get("if"), dict) and "then" in spec:
         # Read only when it has this type; anything else reads as absent, as the reference reads it.
         return kind_of(at, spec["then"], depth + 1)
+    if "type" not in spec and "items" in spec:
+        # items alone applies to arrays only (anything else reads as absent), like an if/then on the type.
+        return _one(at, spec, "array", depth)
     kinds = spec.get("type")
     if isinstance(kinds, str):
         kinds = [kinds]
