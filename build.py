@@ -498,11 +498,9 @@ EVERY_CALL = (
     "resource_extend.store",
     "resource_extend.etcd.gateway",
 )
-# Imports the seeds on the staged tree and prints the site's modules in the order their imports completed.
-ORDER = """
+# Records, in the staged tree, the modules whose imports complete, in that order (for ORDER and VERB_ORDER).
+RECORDER = """
 import importlib.machinery, sys
-site, seeds = sys.argv[1], sys.argv[2:]
-sys.path.insert(0, site)
 done = []
 
 class Recorder:
@@ -515,37 +513,38 @@ class Recorder:
                 done.append(module.__name__)
             spec.loader.exec_module = exec_module
         return spec
-
+"""
+# Imports the seeds on the staged tree and prints the site's modules in the order their imports completed.
+ORDER = (
+    """
+import sys
+site, seeds = sys.argv[1], sys.argv[2:]
+sys.path.insert(0, site)
+"""
+    + RECORDER
+    + """
 sys.meta_path.insert(0, Recorder())
 for seed in seeds:
     __import__(seed)
 print(" ".join(done))
 """
+)
 
 
 # Then, with those loaded, what each verb imports before it reads its call: the validators of its request and
 # answer, and a handler's module imported when the verb runs (the verb tables' LazyModules). The handler gets
 # a call that raises at its first use, so only imports every call of the verb makes are recorded; each verb's
 # are dropped again before the next one's.
-VERB_ORDER = """
-import importlib.machinery, sys
+VERB_ORDER = (
+    """
+import sys
 site, name, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.path.insert(0, site)
 for seed in seeds:
     __import__(seed)
-done = []
-
-class Recorder:
-    def find_spec(self, name, path=None, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is not None and (spec.origin or "").startswith(site + "/"):
-            run = spec.loader.exec_module
-            def exec_module(module, run=run):
-                run(module)
-                done.append(module.__name__)
-            spec.loader.exec_module = exec_module
-        return spec
-
+"""
+    + RECORDER
+    + """
 class Unused:
     def __getattr__(self, attribute):
         raise LookupError(attribute)
@@ -571,6 +570,7 @@ for verb in plugins.plugin(name).verbs:
         if parent in sys.modules and getattr(sys.modules[parent], child, None) is not None:
             delattr(sys.modules[parent], child)
 """
+)
 
 
 def verb_preloads(site: Path, plugin: str, preload: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

@@ -182,6 +182,16 @@ def loaded(probe_out: Path, argv: list[str], cwd: Path, stdin: bytes = b"") -> t
     return modules, done.stdout, done.stderr
 
 
+def served(plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path) -> dict[str, str]:
+    """The modules a successful call of ``verb`` (with its request in REQUESTS) leaves loaded."""
+    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
+    modules, stdout, stderr = loaded(
+        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
+    )
+    assert stderr == b"" and stdout, stderr
+    return modules
+
+
 def ast_classes(modules: dict[str, str]) -> int:
     modules.pop("!zip-directories", None)
     modules.pop("!by-importlib", None)
@@ -240,11 +250,7 @@ def test_a_store_or_calculate_call_loads_every_module_of_its_own_without_importl
 ) -> None:
     # The start loads what every call imports and what the verb imports (build.py's PRELOAD and VERB_PRELOAD),
     # each group of code unmarshalled as one piece: importlib's machinery costs ~60 K instructions a module.
-    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
-    modules, stdout, stderr = loaded(
-        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
-    )
-    assert stderr == b"" and stdout, stderr
+    modules = served(plugin, verb, plugin_dirs, tmp_path)
     ours = [
         m for m in modules["!by-importlib"].split("\t")[0].split(",") if m.startswith(("resource_extend", "plugins"))
     ]
@@ -279,11 +285,7 @@ def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
     # The verb tables name calculate verbs and metrics through a LazyModule: importing one eagerly fails here.
-    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
-    modules, stdout, stderr = loaded(
-        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
-    )
-    assert stderr == b"" and stdout, stderr
+    modules = served(plugin, verb, plugin_dirs, tmp_path)
     assert not NOT_FOR_NODE_VERBS & modules.keys()
 
 
@@ -292,12 +294,7 @@ def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
 ) -> None:
     # scheduler/limits.py words why a pass stopped (only explain asks) and scheduler/affinity.py places a
     # realloc: ~19 KB of code a calculate-deploy would otherwise unmarshal, imported where they are used.
-    request = REQUESTS["storage"]["calculate-deploy"]
-    modules, stdout, stderr = loaded(
-        tmp_path / "call", [executable("storage"), "calculate-deploy"], plugin_dirs["storage"],
-        json.dumps(request).encode(),
-    )  # fmt: skip
-    assert stderr == b"" and stdout, stderr
+    modules = served("storage", "calculate-deploy", plugin_dirs, tmp_path)
     assert "resource_extend.storage.scheduler.workloads" in modules
     assert (
         not {"resource_extend.storage.scheduler.limits", "resource_extend.storage.scheduler.affinity"} & modules.keys()
@@ -313,11 +310,7 @@ def test_only_a_bulk_read_loads_binascii_and_the_bulk_read_code(
     # a single-node call's key and record are coded by etcd/base64text.py alone; a bulk read's many
     # records go through binascii, faster per record. The code of a bulk read (store and gateway halves,
     # ~15 KB) is imported when one starts, and a single-node call never unmarshals it.
-    request = REQUESTS[plugin].get(verb, {"nodename": "n1"})
-    modules, stdout, stderr = loaded(
-        tmp_path / "call", [executable(plugin), verb], plugin_dirs[plugin], json.dumps(request).encode()
-    )
-    assert stderr == b"" and stdout, stderr
+    modules = served(plugin, verb, plugin_dirs, tmp_path)
     assert ("binascii" in modules) == (verb == BULK)
     assert ("resource_extend.storemany" in modules) == (verb == BULK)
     assert ("resource_extend.etcd.gatewaybulk" in modules) == (verb == BULK)
