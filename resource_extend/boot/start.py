@@ -82,8 +82,9 @@ def code_table(
 
     The blob of code is a member of its own, stored; the index names where each module lies in the file.
     A call so reads the code it imports (~290 KB for a GPU store verb) instead of every module's (~0.9 MB):
-    the modules every call imports (``PRELOAD``) as one piece, which shares the names they have in common
-    (each loaded name is hashed and interned: ~15 % of unmarshalling them one by one), the others one by one.
+    the modules every call imports (``PRELOAD``) as one piece, and those each set of verbs imports as one
+    piece each, which shares the names they have in common (each loaded name is hashed and interned: ~15 % of
+    unmarshalling them one by one); the others one by one.
     """
     try:
         header, table_magic, at, digest, modules, groups = marshal.loads(read(name))
@@ -100,8 +101,8 @@ def code_table(
         sys.stderr.flush()
         sys.exit(128)
     if found != digest:
-        # zipimport read the directory of another file (this path was replaced by an upgrade since), or the
-        # archive was repacked, which moves the members.
+        # The archive was repacked, which moves the members; or, in a zipapp run, zipimport read the index from
+        # another file (this path was replaced by an upgrade since). The shebang's reads all use one fd.
         sys.stderr.write(
             "%s: the code is not where the archive's index says: run the call again if an upgrade replaced the"
             " file, else rebuild it (an archive must not be repacked)\n" % archive
