@@ -135,31 +135,38 @@ def calculate_remap(call: Call[R]) -> Remap:
 def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
     """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
     handlers above, the kind's own node verbs and the calculate verbs, each looked up in the manifest's
-    ``calculate`` (a ``LazyModule``, so a node verb never imports it) only when it runs."""
+    ``calculate`` (a ``LazyModule``, so a node verb never imports it) only when it runs. ``prefetch``: the
+    verb's first store operation reads the request's node, which the call asks etcd for early (cli.answer)."""
     kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
     return (
         Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
         Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
-        Verb("add-node", words.add_node, add_node),
+        Verb("add-node", words.add_node, add_node, prefetch=True),
         Verb("remove-node", "forget a node", remove_node),
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
             lambda call: calculate.get_nodes_deploy_capacity(call),
         ),
-        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity),
+        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity, prefetch=True),
         Verb(
             "get-node-resource-info",
             "a node's capacity and usage, checked against its workloads",
             get_node_resource_info,
+            prefetch=True,
         ),
         Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
         Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
-        Verb("set-node-resource-usage", "change a node's usage (absolute or delta)", kind.set_node_resource_usage),
+        Verb(
+            "set-node-resource-usage",
+            "change a node's usage (absolute or delta)",
+            kind.set_node_resource_usage,
+            prefetch=True,
+        ),
         Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
-        Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource),
-        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call)),
-        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call)),
+        Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource, prefetch=True),
+        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call), prefetch=True),
+        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call), prefetch=True),
         # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
         Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
     )

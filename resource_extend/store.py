@@ -70,6 +70,12 @@ class NodeStore(Generic[R]):
     def key(self, node: str) -> str:
         return self._dir + node
 
+    def prefetch(self, node: str) -> None:
+        """Send the read ``get(node)`` (or ``update``, ``exists``…) makes next, before the call loads the verb's
+        code: see ``KV.prefetch``. A name no key may have is left to the verb to refuse."""
+        if 0 < len(node) <= MAX_NODE_NAME:
+            self._kv.prefetch(self.key(node))
+
     def get(self, node: str) -> R:
         entry = self._kv.get(self.key(node))
         if entry is None:

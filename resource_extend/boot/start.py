@@ -29,7 +29,7 @@ ENTRY = ("plugins.gpu", "main")  # build.py writes the executable's entry point 
 # machinery in Python (~10 µs a module) for ~35 modules. Any order is correct; this one is the fast one.
 PRELOAD = ()  # type: tuple[str, ...]
 # What each verb imports whenever it runs, beyond PRELOAD (its validators, a calculate verb's scheduler), in
-# the order their imports complete (build.py finds it): loaded the same way once the verb is known.
+# the order their imports complete (build.py finds it): loaded the same way when the call asks (load_verb).
 VERB_PRELOAD = {}  # type: dict[str, tuple[str, ...]]
 # Where module paths point inside the archive (``__file__``): the staged site-packages, whose data files
 # (the schemas) are members under it.
@@ -307,20 +307,30 @@ def boot(fd: int, found: "list[str]") -> None:
     main(archive, read, fd)
 
 
+INSTALLED = None  # type: CodeTable | None
+
+
+def load_verb(verb: str) -> None:
+    """Load what ``verb`` imports (``VERB_PRELOAD``) as ``PRELOAD`` was loaded. The call asks for it once it has
+    sent the verb's first read to etcd (cli.answer), so this code loads while etcd answers; a module it does
+    not load is imported when first used, as any other."""
+    if INSTALLED is not None:
+        INSTALLED.preload(VERB_PRELOAD.get(verb, ()))
+
+
 def main(archive: str, read: "Callable[[str], bytes]", fd: "int | None" = None) -> None:
     """Run by the stub with the archive, how to read one of its members, and the file when the shebang opened it."""
-    global PRECOMPILED
+    global PRECOMPILED, INSTALLED
     if sys.argv[:1] == ["-c"]:  # the shebang's -c: argv is [-c, archive, verb, ...]
         sys.argv.pop(1)
         sys.argv[0] = archive
     prog, args = sys.argv[0].rpartition("/")[2], sys.argv[1:]  # no os: ~6 M instructions to import
     refuse_if_too_old(prog, args)
-    table = install(archive, read, fd)
+    table = INSTALLED = install(archive, read, fd)
     PRECOMPILED = table.compiled
     module_name, function = ENTRY
     try:
         table.preload(PRELOAD)
-        table.preload(VERB_PRELOAD.get(verb_of(args)[1:], ()))
         __import__(module_name)
         entry = getattr(sys.modules[module_name], function)
     except Exception as exc:  # the plugin's own handling starts inside the entry point: no traceback before it

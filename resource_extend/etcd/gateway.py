@@ -39,11 +39,38 @@ class GatewayKV:
         self._policy = Policy(config)
         self._conn: Connection | None = None
         self._token: str | None = None
+        # prefetch's read, sent on _conn and not answered yet; or why its connection failed, which the first
+        # request then fails with rather than dialling again.
+        self._pending: bytes | None = None
+        self._unreachable: OSError | None = None
 
     # -- KV ------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
         return self._call(RANGE, {"key": base64text.encode(key.encode())}, _single(key), read=True)
+
+    def prefetch(self, key: str) -> None:
+        # The plain case only (one endpoint, no auth): the others connect through greeting.py's race.
+        if self._conn is not None or self._unreachable is not None:
+            return
+        if len(self._policy.endpoints) != 1 or self._config.username:
+            return
+        try:
+            payload = jsonio.compact({"key": base64text.encode(key.encode())}).encode()
+            self._policy.start()
+            try:
+                conn = Connection.open(self._policy.endpoints[0], self._config, self._policy.dial_timeout())
+            except OSError as exc:
+                self._unreachable = exc  # the verb's request fails with it, not after a second dial timeout
+                return
+            try:
+                conn.send([(RANGE, payload)], None, self._policy.request_timeout())
+            except OSError:
+                conn.close()  # not sent: the verb's read goes the usual way, on a new connection
+                return
+        except Exception:  # a key or configuration the verb's own request then fails on, with its own error
+            return
+        self._conn, self._token, self._pending = conn, None, payload
 
     def scan(self, prefix: str) -> list[Entry]:
         from resource_extend.etcd import gatewaybulk
@@ -74,6 +101,7 @@ class GatewayKV:
         self._call("/v3/kv/deleterange", {"key": base64text.encode(key.encode())}, _answered)
 
     def close(self) -> None:
+        self._pending = None  # its answer, if it ever comes, goes with the connection
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -90,6 +118,10 @@ class GatewayKV:
         policy = self._policy
         policy.start()
         payload = jsonio.compact(body).encode()
+        pending = self._pending
+        if pending is not None and (path != RANGE or payload != pending):
+            self.close()  # another request than the one prefetched: its answer would be read as this one's
+            pending = None
         failures: list[str] = []
         for attempt in range(REQUEST_ATTEMPTS):
             if attempt and policy.left() <= 0:
@@ -97,6 +129,9 @@ class GatewayKV:
             # A read may race to several endpoints at once: its answer from the first to reply is used.
             conn, early = self._connection(failures, (path, payload) if read else None)
             try:
+                if pending is not None and conn is self._conn:  # this read went out before the verb's code loaded
+                    self._pending = pending = None
+                    early = conn.receive()
                 status, data = (
                     early if early is not None else conn.post(path, payload, self._token, policy.request_timeout())
                 )
@@ -139,6 +174,9 @@ class GatewayKV:
 
             return greeting.connect(self, failures, read)
         try:
+            if self._unreachable is not None:  # prefetch's dial of this endpoint failed a moment ago
+                failed, self._unreachable = self._unreachable, None
+                raise failed
             conn = Connection.open(endpoints[0], self._config, self._policy.dial_timeout())
         except OSError as exc:
             from resource_extend.etcd import failing

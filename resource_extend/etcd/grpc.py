@@ -110,6 +110,9 @@ class GrpcKV:
     def get(self, key: str) -> Entry | None:
         return single(key, _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode()))))
 
+    def prefetch(self, key: str) -> None:
+        """Nothing: the verb's code loads before the channel is up (Call.prefetch skips this transport)."""
+
     def scan(self, prefix: str) -> list[Entry]:
         raw = prefix.encode()
         return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))

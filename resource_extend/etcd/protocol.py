@@ -28,6 +28,12 @@ if TYPE_CHECKING:
             work with etcd's."""
             ...
 
+        def prefetch(self, key: str) -> None:
+            """Send ``get(key)`` now, if that can be done without waiting on etcd's answer: the next ``get(key)``
+            reads the answer instead of sending again. Never raises; any other request first drops it. Best
+            effort: a transport may do nothing."""
+            ...
+
         def put(self, key: str, value: bytes) -> None: ...
 
         def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:

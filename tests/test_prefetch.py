@@ -1,0 +1,203 @@
+"""The early read of a verb's node (cli.answer, ``KV.prefetch``): sent before the call loads the verb's code,
+answered to the verb's own read, and never a way to read a wrong answer, write, or fail differently."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from resource_extend import etcd as transports
+from resource_extend.config import EtcdConfig
+from resource_extend.counted.gpu import GpuRecord
+from resource_extend.errors import StoreUnavailable
+from resource_extend.etcd.connection import Connection
+from resource_extend.etcd.gateway import GatewayKV
+from resource_extend.store import MAX_NODE_NAME, NodeStore
+from resource_extend_dev.conformance import run_plugin
+from resource_extend_dev.devetcd import DevEtcd, free_port
+from tests.support import executable, one_clean_line, plugin_dir
+
+
+def gateway_store(machines: tuple[str, ...], prefix: str, **kw: Any) -> tuple[GatewayKV, NodeStore[GpuRecord]]:
+    kv = GatewayKV(EtcdConfig(machines=machines, prefix=prefix, **kw))
+    return kv, NodeStore(kv, prefix, "gpu", GpuRecord)
+
+
+class Sent:
+    """Counts the requests a connection sends after the prefetch (post is how every single request goes)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.posts: list[str] = []
+        post = conn.post
+
+        def counting(path: str, body: bytes, token: str | None, timeout: float) -> tuple[int, bytes]:
+            self.posts.append(path)
+            return post(path, body, token, timeout)
+
+        conn.post = counting  # type: ignore[method-assign]
+
+
+def seeded(etcd: DevEtcd, prefix: str, nodes: dict[str, dict[str, int]]) -> None:
+    _, store = gateway_store((etcd.url,), prefix)
+    for node, capacity in nodes.items():
+        store.put(node, GpuRecord(capacity, {}))
+
+
+def test_a_prefetched_read_is_the_verbs_read_and_is_not_sent_again(etcd: DevEtcd, prefix: str) -> None:
+    seeded(etcd, prefix, {"n1": {"a": 2}})
+    kv, store = gateway_store((etcd.url,), prefix)
+    store.prefetch("n1")
+    assert kv._conn is not None and kv._pending is not None
+    sent = Sent(kv._conn)
+    assert store.get("n1").capacity == {"a": 2}
+    assert sent.posts == [] and kv._pending is None
+    store.get("n1")  # the next read goes out as usual, on the same connection
+    assert sent.posts == ["/v3/kv/range"]
+
+
+def test_a_guarded_write_after_a_prefetched_read_lands_once(etcd: DevEtcd, prefix: str) -> None:
+    seeded(etcd, prefix, {"n1": {"a": 2}})
+    kv, store = gateway_store((etcd.url,), prefix)
+    store.prefetch("n1")
+    done = store.update("n1", lambda stored: GpuRecord({"a": 2}, {"a": 1}))
+    assert kv._pending is None
+    assert done.before == GpuRecord({"a": 2}, {}) and done.after == GpuRecord({"a": 2}, {"a": 1})
+    assert json.loads(etcd.get(f"{prefix}/resource/gpu/n1") or "")["usage"]["prod_count_map"] == {"a": 1}
+
+
+@pytest.mark.parametrize("then", ["get another node", "put", "delete", "get many", "scan"])
+def test_any_other_request_after_a_prefetch_gets_its_own_answer(etcd: DevEtcd, prefix: str, then: str) -> None:
+    # The prefetched answer is due first on the connection: read as the next request's, it would answer
+    # n1's record to a read of n2, or a range to a write.
+    seeded(etcd, prefix, {"n1": {"a": 1}, "n2": {"b": 2}})
+    kv, store = gateway_store((etcd.url,), prefix)
+    store.prefetch("n1")
+    if then == "get another node":
+        assert store.get("n2").capacity == {"b": 2}
+    elif then == "put":
+        store.put("n3", GpuRecord({"c": 3}, {}))
+        assert store.get("n3").capacity == {"c": 3}
+    elif then == "delete":
+        store.delete("n2")
+        assert etcd.get(f"{prefix}/resource/gpu/n2") is None
+    elif then == "get many":
+        assert {n: r.capacity for n, r in store.get_many(["n2", "n1"]).items()} == {"n2": {"b": 2}, "n1": {"a": 1}}
+    else:
+        assert sorted(entry.key.rpartition("/")[2] for entry in kv.scan(f"{prefix}/resource/gpu/")) == ["n1", "n2"]
+    assert kv._pending is None
+    assert store.get("n1").capacity == {"a": 1}
+
+
+def test_a_prefetch_to_an_endpoint_that_refuses_is_silent_and_the_read_fails_as_without_it(prefix: str) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    _, plain = gateway_store((dead,), prefix)
+    with pytest.raises(StoreUnavailable) as without:
+        plain.get("n1")
+    kv, store = gateway_store((dead,), prefix)
+    store.prefetch("n1")  # no exception: the verb may still fail on its request first
+    assert kv._unreachable is not None
+    with pytest.raises(StoreUnavailable) as after:
+        store.get("n1")
+    assert str(after.value) == str(without.value)
+    assert kv._unreachable is None
+
+
+@pytest.mark.parametrize("config", [{"several": True}, {"username": "root", "password": "secret"}])
+def test_prefetch_leaves_several_endpoints_and_auth_to_the_usual_connection(
+    etcd: DevEtcd, prefix: str, config: dict[str, Any]
+) -> None:
+    machines = (etcd.url, f"http://127.0.0.1:{free_port()}") if config.pop("several", False) else (etcd.url,)
+    kv, store = gateway_store(machines, prefix, **config)
+    store.prefetch("n1")
+    assert kv._conn is None and kv._pending is None and kv._unreachable is None
+
+
+def test_prefetch_sends_nothing_for_a_name_no_key_may_have(etcd: DevEtcd, prefix: str) -> None:
+    kv, store = gateway_store((etcd.url,), prefix)
+    store.prefetch("")
+    store.prefetch("x" * (MAX_NODE_NAME + 1))
+    assert kv._conn is None and kv._pending is None
+
+
+def test_prefetch_over_grpc_does_nothing(etcd: DevEtcd, prefix: str) -> None:
+    kv = transports.open(EtcdConfig(machines=(etcd.url,), prefix=prefix, transport="grpc"))
+    kv.prefetch(f"{prefix}/resource/gpu/n1")
+    assert getattr(kv, "_link", "missing") is None
+
+
+@pytest.fixture
+def silent_etcd() -> Iterator[tuple[str, list[bytes]]]:
+    """A listener that takes connections and reads what is sent, and never answers."""
+    received: list[bytes] = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            conn.settimeout(2)
+            with conn:
+                data = b""
+                try:
+                    while b"\r\n\r\n" not in data or len(data) < data.index(b"\r\n\r\n") + 4 + _length(data):
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                except OSError:
+                    pass
+                received.append(data)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", received
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+def _length(data: bytes) -> int:
+    head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1").lower()
+    for line in head.split("\r\n"):
+        if line.startswith("content-length:"):
+            return int(line.split(":", 1)[1])
+    return 0
+
+
+@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+def test_the_executable_asks_for_the_node_before_it_checks_the_request_and_a_bad_one_fails_at_once(
+    tmp_path: Path, prefix: str, plugin: str, silent_etcd: tuple[str, list[bytes]]
+) -> None:
+    # The record is asked for first (a read), the request is then refused by the schema: the call fails with
+    # the request's error without waiting on etcd's answer, and sent nothing else.
+    url, received = silent_etcd
+    work = plugin_dir(tmp_path, plugin, {"machines": [url], "prefix": prefix})
+    request = {"nodename": "n1", "deploy_count": "two", "workload_resource_request": {}}
+    out = run_plugin(executable(plugin), "calculate-deploy", json.dumps(request).encode(), str(work), timeout=20)
+    line = one_clean_line(out)
+    assert line.startswith(f"resource-{plugin} calculate-deploy: ") and "deploy_count" in line, line
+    assert "etcd" not in line
+    for _ in range(50):
+        if received:
+            break
+        threading.Event().wait(0.1)
+    assert len(received) == 1
+    head, _, body = received[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v3/kv/range HTTP/1.1\r\n")
+    key = base64.b64decode(json.loads(body)["key"]).decode()
+    assert key == f"{prefix}/resource/{plugin}/n1"
