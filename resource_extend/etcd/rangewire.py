@@ -125,12 +125,23 @@ def range_response(data: bytes) -> tuple[int, list[tuple[bytes, bytes, int]]]:
                         else:
                             value = data[i:stop]
                         i = stop
-                    elif tag == 0x18:  # mod_revision (3)
+                    elif tag == 0x18:  # mod_revision (3): two bytes up to revision 16383
                         mod = data[i]
                         i += 1
                         if mod >= 0x80:
-                            mod, i = _more(data, i, mod)
-                            mod = _signed(mod)
+                            if data[i] < 0x80:
+                                mod = (mod & 0x7F) | data[i] << 7
+                                i += 1
+                            else:
+                                mod, i = _more(data, i, mod)
+                                mod = _signed(mod)
+                    elif tag == 0x10 or tag == 0x20 or tag == 0x30:  # create_revision, version, lease: skipped
+                        start = i
+                        while data[i] >= 0x80:
+                            i += 1
+                        i += 1
+                        if i - start > 10:
+                            raise ValueError("a varint beyond 10 bytes")
                     else:
                         if tag >= 0x80:
                             tag, i = _more(data, i, tag)
