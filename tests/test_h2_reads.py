@@ -271,3 +271,67 @@ def test_get_metrics_answers_alike_over_h2_and_after_it_failed(etcd: DevEtcd, tm
     assert fallen_back == over_h2
     assert [proxy.h2_seen for proxy in proxies] == [1, 1]
     assert [proxy.gateway_requests for proxy in proxies] == [1, 4]  # the counting; and the three spans again
+
+
+def test_the_h2_reader_takes_what_a_server_may_send_around_an_answer() -> None:
+    # A scripted member: its SETTINGS and a PING (each acknowledged), PRIORITY and an unknown frame type
+    # (ignored), the answer's header block padded, with priority and split over CONTINUATION, the message
+    # in two DATA frames (one padded), trailers, a reset of the answered stream (NO_ERROR), then the
+    # second stream's answer.
+    from pyetcd.etcdrpc import rpc_pb2
+
+    from resource_extend.etcd import rangewire
+    from resource_extend.etcd.endpoints import parse_endpoint
+
+    reply = rpc_pb2.RangeResponse()
+    reply.header.revision = 9
+    reply.kvs.add(key=b"a\xff", value=b"v" * 20000, mod_revision=5)
+    message = b"\0" + len(reply.SerializeToString()).to_bytes(4, "big") + reply.SerializeToString()
+    block = Encoder().encode(OK)
+    padded_priority = bytes((3,)) + bytes(5) + block[:2] + bytes(3)  # pad length, priority, a piece, padding
+    script = (
+        SETTINGS
+        + frame(h2.PING, 0, 0, b"12345678")
+        + frame(h2.PRIORITY, 0, 1, bytes(5))
+        + frame(h2.HEADERS, h2.PADDED | h2.PRIORITY_FLAG, 1, padded_priority)
+        + frame(h2.CONTINUATION, h2.END_HEADERS, 1, block[2:])
+        + frame(h2.DATA, h2.PADDED, 1, bytes((4,)) + message[:10000] + bytes(4))
+        + frame(0x20, 0, 0, b"an extension frame")
+        + frame(h2.WINDOW_UPDATE, 0, 0, (1000).to_bytes(4, "big"))
+        + frame(h2.DATA, 0, 1, message[10000:])
+        + headers(1, [("grpc-status", "0")])
+        + frame(h2.RST_STREAM, 0, 1, bytes(4))
+        + headers(3, OK, end_stream=False)
+        + frame(h2.DATA, 0, 3, message[:16384])
+        + frame(h2.DATA, 0, 3, message[16384:])
+        + headers(3, [("grpc-status", "0")])
+    )
+    listener = socket.create_server(("127.0.0.1", 0))
+    received = bytearray()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.settimeout(2)
+        with contextlib.suppress(OSError):
+            while len(received) < len(h2.PREFACE) + 9:
+                received.extend(conn.recv(65536))
+            conn.sendall(script)
+            while data := conn.recv(65536):
+                received.extend(data)
+        conn.close()
+
+    server = threading.Thread(target=serve)
+    server.start()
+    client = h2.Client(parse_endpoint(f"http://127.0.0.1:{listener.getsockname()[1]}"), "tok", 2.0)
+    try:
+        streams = client.send(rangewire.PATH, [rangewire.range_request(b"a", b"b", 0)] * 2, 2.0)
+        answers = [client.answer(stream, 2.0) for stream in streams]
+    finally:
+        client.close()
+        server.join()
+        listener.close()
+    for answer in answers:
+        assert rangewire.range_response(rangewire.unframe(answer)) == (9, [(b"a\xff", b"v" * 20000, 5)])
+    assert frame(h2.SETTINGS, h2.ACK, 0, b"") in received
+    assert frame(h2.PING, h2.ACK, 0, b"12345678") in received
+    assert b"\0\x05token\x03tok" in received  # the auth token as gRPC metadata

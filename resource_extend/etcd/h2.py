@@ -210,7 +210,10 @@ class Client:
             if not stream:
                 self._window += int.from_bytes(payload, "big") & 0x7FFFFFFF
         elif kind == RST_STREAM:
-            raise Failed(f"stream {stream} reset, code {int.from_bytes(payload[:4], 'big')}")
+            if length != 4:
+                raise Failed("a malformed RST_STREAM frame")
+            if stream in self._streams:  # a stream already answered may be reset (NO_ERROR) at no loss
+                raise Failed(f"stream {stream} reset, code {int.from_bytes(payload, 'big')}")
         elif kind == GOAWAY:
             raise Failed(f"GOAWAY, code {int.from_bytes(payload[4:8], 'big')}")
         elif kind in (PUSH_PROMISE, CONTINUATION):
