@@ -1,12 +1,13 @@
-"""Unary gRPC calls over HTTP/2 with prior knowledge (h2c): the span reads of a bulk read, several at once.
+"""Unary gRPC calls over HTTP/2 with prior knowledge (h2c): the span reads of a bulk read, several in flight.
 
 etcd serves its gRPC API and the JSON gateway on the same client URL. The gateway costs etcd ~13 ms to
 answer 1000 storage records (it turns each answer into JSON), gRPC ~2.8 ms; grpcio costs a call ~90 ms
 to import. So a bulk read's span reads go out here, on the C half of the socket module: one connection,
-one stream per read (1, 3, 5, ...) sent together, so etcd answers the next while the caller decodes the
-last. Enough of HTTP/2 for that (RFC 9113): the client's windows opened wide at once so etcd never waits
-for this side; the server's SETTINGS acknowledged, its PINGs answered; HEADERS with CONTINUATION,
-padding and priority; HPACK is headerblock.py's, the messages rangewire.py's.
+one stream per read (1, 3, 5, ...), several in flight (gatewaybulk.py sends a few ahead of the one it
+decodes), so etcd answers the next while the caller decodes the last. Enough of HTTP/2 for that (RFC
+9113): the client's windows opened wide at once so etcd never waits for this side; the server's
+SETTINGS acknowledged, its PINGs answered; HEADERS with CONTINUATION, padding and priority; a reset of
+a stream already answered ignored. HPACK is headerblock.py's, the messages rangewire.py's.
 
 Anything else (GOAWAY, RST_STREAM, a non-zero grpc-status, a frame or message beyond the bounds, bytes
 that break the protocol, no answer within the request timeout) raises ``Failed``, a ``ValueError``, or an
@@ -69,6 +70,8 @@ def _length(text: bytes) -> bytes:
 
 
 class Stream:
+    """One call's answer as it arrives: its DATA, its header blocks, whether the server ended it."""
+
     __slots__ = ("data", "done", "fields")
 
     def __init__(self) -> None:
