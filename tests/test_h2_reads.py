@@ -11,6 +11,7 @@ import itertools
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -220,8 +221,10 @@ def test_any_failure_of_the_h2_side_reads_the_spans_over_the_gateway(
 ) -> None:
     monkeypatch.setattr(h2, "MAX_MESSAGE", 100)  # "a message beyond the bound": etcd's answer is ~150 bytes
     _, chunks = seeded(etcd, 24)
-    kv = Spy(EtcdConfig(machines=(h2_fault.url,), prefix="/h2faults", request_timeout=1.0))
+    kv = Spy(EtcdConfig(machines=(h2_fault.url,), prefix="/h2faults", dial_timeout=0.5, request_timeout=5.0))
+    started = time.monotonic()
     found = read_all(kv, chunks)
+    assert time.monotonic() - started < 3  # silence after the preface costs the dial timeout, not the request's
     assert h2_fault.h2_seen == 1 and kv.gateway_spans == len(chunks)  # tried once, then every span read again
     with monkeypatch.context() as patch:
         without_h2(patch)

@@ -86,6 +86,12 @@ class Client:
     def __init__(self, endpoint: Endpoint, token: str | None, dial_timeout: float) -> None:
         host: str | bytes = endpoint.host.encode("ascii") if endpoint.host.isascii() else endpoint.host
         self._sock = _connect(host, endpoint.port, dial_timeout)
+        # Until the server's SETTINGS (an HTTP/2 server's first frame, sent at once) arrive, an answer is
+        # waited for no longer than a connection: a member or proxy that accepts h2c and then stays silent
+        # costs a bulk read the dial timeout, not the request timeout, before the gateway reads instead.
+        self._dial = dial_timeout
+        self._greeted = False
+        self._answer_end = 0.0
         self._authority = f"{endpoint.host}:{endpoint.port}".encode()
         self._token = token.encode() if token else None
         self._streams: dict[int, Stream] = {}
@@ -134,7 +140,9 @@ class Client:
 
     def answer(self, stream: int, timeout: float) -> bytes:
         """The DATA of a call's successful answer (HTTP 200, grpc-status 0); ``Failed`` otherwise."""
-        self._end = time.monotonic() + timeout
+        now = time.monotonic()
+        self._answer_end = now + timeout
+        self._end = self._answer_end if self._greeted else min(self._answer_end, now + self._dial)
         state = self._streams[stream]
         while not state.done:
             self._frame()
@@ -199,6 +207,9 @@ class Client:
             if stream or length % 6 or (flags & ACK and length):
                 raise Failed("a malformed SETTINGS frame")
             if not flags & ACK:
+                if not self._greeted:
+                    self._greeted = True
+                    self._end = self._answer_end
                 self._out.append(_frame(SETTINGS, ACK, 0, b""))
                 self._flush(self._left())
         elif kind == PING:
