@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from resource_extend.config import EtcdConfig
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.etcd import gatewaybulk, h2
+from resource_extend.etcd.chunks import FEW_KEYS
 from resource_extend.etcd.gateway import RANGE, GatewayKV
 from resource_extend.etcd.kv import Entry
 from resource_extend.store import NodeStore
@@ -95,9 +96,14 @@ def test_span_reads_over_h2_find_what_the_gateway_finds(
     kv = Spy(config)
     over_h2 = read_all(kv, chunks)
     assert kv.gateway_spans == 0  # every span read answered over h2
+    scanner = Spy(config)
+    scanned = scanner.scan(directory)
+    scanner.close()
+    assert scanner.gateway_spans == (1 if len(written) > FEW_KEYS else 2)  # counted, then read over h2 if many
     with monkeypatch.context() as patch:
         without_h2(patch)
         assert over_h2 == read_all(GatewayKV(config), chunks)
+        assert scanned == GatewayKV(config).scan(directory)
     assert [entry and entry.value for entry in over_h2] == [written.get(key.encode()) for key in wanted]
 
 
@@ -220,16 +226,22 @@ def test_any_failure_of_the_h2_side_reads_the_spans_over_the_gateway(
     etcd: DevEtcd, h2_fault: H2FaultProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(h2, "MAX_MESSAGE", 100)  # "a message beyond the bound": etcd's answer is ~150 bytes
-    _, chunks = seeded(etcd, 24)
+    directory, chunks = seeded(etcd, 24)
     kv = Spy(EtcdConfig(machines=(h2_fault.url,), prefix="/h2faults", dial_timeout=0.5, request_timeout=5.0))
     started = time.monotonic()
     found = read_all(kv, chunks)
     assert time.monotonic() - started < 3  # silence after the preface costs the dial timeout, not the request's
     assert h2_fault.h2_seen == 1 and kv.gateway_spans == len(chunks)  # tried once, then every span read again
+    scanner = Spy(EtcdConfig(machines=(h2_fault.url,), prefix="/h2faults", dial_timeout=0.5, request_timeout=5.0))
+    scanned = scanner.scan(directory)
+    scanner.close()
+    assert h2_fault.h2_seen == 2 and scanner.gateway_spans == 2  # counted, tried over h2, read over the gateway
     with monkeypatch.context() as patch:
         without_h2(patch)
         assert found == read_all(GatewayKV(EtcdConfig(machines=(etcd.url,), prefix="/h2faults")), chunks)
+        assert scanned == GatewayKV(EtcdConfig(machines=(etcd.url,), prefix="/h2faults")).scan(directory)
     assert [entry.key[-4:] for entry in found if entry] == [f"n{i:03}" for i in range(24)]
+    assert [entry.key[-4:] for entry in scanned] == [f"n{i:03}" for i in range(24)]
 
 
 @pytest.mark.parametrize("h2_fault", ["garbage", "GOAWAY", "silence"], indirect=True)

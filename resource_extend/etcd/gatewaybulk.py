@@ -34,7 +34,23 @@ def scan(kv: GatewayKV, prefix: str) -> list[Entry]:
     key = prefix.encode()
     _, decode = base64text.for_many()  # a whole directory
     body = {"key": base64text.encode(key), "range_end": base64text.encode(prefix_end(key))}
+    # Counted first (which connects, authenticates and fixes the revision), a directory of more than a few
+    # records is read over h2 (see reads); the gateway reads it when that fails, or when it is small.
+    revision, count = kv._call(RANGE, {**body, "count_only": True}, _counted, read=True)
+    if count > FEW_KEYS and kv._conn is not None:
+        fast = _spans_over_h2(kv, kv._conn, [(key, prefix_end(key))], revision)
+        if fast is not None:
+            try:
+                records = _records_over_h2(kv, fast)
+            finally:
+                fast[0].close()
+            if records is not None:
+                return [Entry(k.decode("utf-8", errors="replace"), value, mod) for k, value, mod in records]
     return kv._call(RANGE, body, lambda doc: entries(doc, decode), read=True)
+
+
+def _counted(doc: Any) -> tuple[int, int]:
+    return int(doc["header"]["revision"]), int(doc.get("count", 0))
 
 
 def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
@@ -65,7 +81,8 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
     conn, left = kv._conn, 0
     # The span reads go over gRPC (h2.py: etcd answers them ~4x faster than the gateway) when the member
     # is a plain http:// one; point reads, and whatever h2.py fails to read, go the gateway's way.
-    fast = _spans_over_h2(kv, conn, chunks, planned, revision) if conn is not None else None
+    spans = [span(keys) for keys, (path, _, _) in zip(chunks, planned) if path == RANGE]
+    fast = _spans_over_h2(kv, conn, spans, revision) if conn is not None else None
     if conn is not None:
         rest = [(path, body) for path, body, _ in planned if fast is None or path != RANGE]
         payloads = [(path, jsonio.compact(body).encode()) for path, body in rest]
@@ -98,12 +115,9 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
             kv.close()
 
 
-def _spans_over_h2(
-    kv: GatewayKV, conn: Connection, chunks: list[list[str]], planned: list[Any], revision: int
-) -> H2Reads | None:
-    """An h2c connection to ``conn``'s member with the first span reads of ``planned`` sent on it, or None:
-    TLS (never h2c), no span read, or no connection (the gateway reads them instead)."""
-    spans = [span(keys) for keys, (path, _, _) in zip(chunks, planned) if path == RANGE]
+def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, bytes]], revision: int) -> H2Reads | None:
+    """An h2c connection to ``conn``'s member with the first reads of ``spans`` (key, range_end) sent on
+    it, or None: TLS (never h2c), no span, or no connection (the gateway reads them instead)."""
     if not spans or conn.endpoint.tls:
         return None
     from resource_extend.etcd import h2, rangewire
@@ -128,6 +142,16 @@ H2_AHEAD = 4
 
 def _over_h2(kv: GatewayKV, fast: H2Reads, keys: list[str]) -> list[Entry | None] | None:
     """The entries of ``keys`` from the next span read's answer on h2, or None when it is not a readable one."""
+    records = _records_over_h2(kv, fast)
+    if records is None:
+        return None
+    found = {key: Entry(key.decode("utf-8", errors="replace"), value, mod) for key, value, mod in records}
+    return [found.get(raw(key)) for key in keys]
+
+
+def _records_over_h2(kv: GatewayKV, fast: H2Reads) -> list[tuple[bytes, bytes, int]] | None:
+    """The next span read's records (key, value, mod_revision) on h2, or None (the connection closed) when
+    its answer is not a readable one."""
     from resource_extend.etcd import rangewire
 
     client, streams, waiting = fast
@@ -135,12 +159,10 @@ def _over_h2(kv: GatewayKV, fast: H2Reads, keys: list[str]) -> list[Entry | None
         data = client.answer(streams.pop(0), kv._policy.request_timeout())
         if waiting:  # the next read goes out before this one is decoded
             streams += client.send(rangewire.PATH, [waiting.pop(0)], kv._policy.request_timeout())
-        _, records = rangewire.range_response(rangewire.unframe(data))
+        return rangewire.range_response(rangewire.unframe(data))[1]
     except (OSError, ValueError, KeyError, IndexError):
         client.close()
         return None
-    found = {key: Entry(key.decode("utf-8", errors="replace"), value, mod) for key, value, mod in records}
-    return [found.get(raw(key)) for key in keys]
 
 
 def _pipelined(kv: GatewayKV, conn: Connection, parse: Callable[[Any], T]) -> T | None:
