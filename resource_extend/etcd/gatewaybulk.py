@@ -2,7 +2,8 @@
 
 Imported when a bulk verb (get-metrics, get-nodes-deploy-capacity, get-nodes-resource-info of several
 nodes), doctor or explain reads, so a single-node call never loads this code; gateway.py's ``GatewayKV``
-hands these reads here.
+hands these reads here. From a plain ``http://`` member, span reads and big scans go over etcd's gRPC API
+instead (h2.py), and over the gateway whenever that fails.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
     # so etcd answers the next while the caller decodes the last: 1000 storage records take ~18 ms
     # to read and decode instead of ~28. Any answer but a readable 200 ends the pipeline (the
     # connection is dropped), and what is left goes the usual way, with its retries and its errors.
+    # Span reads go over h2 when they can (~9 ms for the 1000 records), the rest as above.
     if not chunks:
         return
     if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
