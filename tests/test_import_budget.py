@@ -52,8 +52,10 @@ base64 of its keys and values
     resource_extend.etcd resource_extend.etcd.endpoints resource_extend.etcd.kv resource_extend.etcd.policy
     resource_extend.etcd.gateway resource_extend.etcd.connection resource_extend.etcd.base64text
 reads of many nodes' records (get-metrics, get-nodes-deploy-capacity, ...): the store's and the gateway's halves
-of a bulk read and its plan, imported when one starts (a single-node call never loads them)
+of a bulk read and its plan, imported when one starts (a single-node call never loads them); its span reads
+over gRPC on h2c (HTTP/2, HPACK, the RangeRequest and RangeResponse messages), from a plain http:// member
     resource_extend.storemany resource_extend.etcd.gatewaybulk resource_extend.etcd.chunks
+    resource_extend.etcd.h2 resource_extend.etcd.headerblock resource_extend.etcd.rangewire
 the GPU plugin: its manifest and the counted code's record, requests and node verbs (which use capacity.ratio)
     resource_extend.counted resource_extend.counted.gpu resource_extend.counted.record
     resource_extend.counted.prodmap resource_extend.counted.request resource_extend.counted.node_verbs
@@ -315,6 +317,7 @@ def test_only_a_bulk_read_loads_binascii_and_the_bulk_read_code(
     assert ("resource_extend.storemany" in modules) == (verb == BULK)
     assert ("resource_extend.etcd.gatewaybulk" in modules) == (verb == BULK)
     assert ("resource_extend.etcd.chunks" in modules) == (verb == BULK)
+    assert ("resource_extend.etcd.h2" in modules) == (verb == BULK)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)

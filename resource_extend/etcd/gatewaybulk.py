@@ -2,7 +2,8 @@
 
 Imported when a bulk verb (get-metrics, get-nodes-deploy-capacity, get-nodes-resource-info of several
 nodes), doctor or explain reads, so a single-node call never loads this code; gateway.py's ``GatewayKV``
-hands these reads here.
+hands these reads here. From a plain ``http://`` member, span reads and big scans go over etcd's gRPC API
+instead (h2.py), and over the gateway whenever that fails.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
 
     from resource_extend.etcd.connection import Connection
     from resource_extend.etcd.gateway import GatewayKV
+    from resource_extend.etcd.h2 import Client
+
+    # The connection, the streams of the span reads sent and not yet answered, and the reads not yet sent.
+    H2Reads = tuple[Client, list[int], list[bytes]]
 
     T = TypeVar("T")
     Encoder = Callable[[bytes], str]
@@ -30,7 +35,23 @@ def scan(kv: GatewayKV, prefix: str) -> list[Entry]:
     key = prefix.encode()
     _, decode = base64text.for_many()  # a whole directory
     body = {"key": base64text.encode(key), "range_end": base64text.encode(prefix_end(key))}
+    # Counted first (which connects, authenticates and fixes the revision), a directory of more than a few
+    # records is read over h2 (see reads); the gateway reads it when that fails, or when it is small.
+    revision, count = kv._call(RANGE, {**body, "count_only": True}, _counted, read=True)
+    if count > FEW_KEYS and kv._conn is not None:
+        fast = _spans_over_h2(kv, kv._conn, [(key, prefix_end(key))], revision)
+        if fast is not None:
+            try:
+                records = _records_over_h2(kv, fast)
+            finally:
+                fast[0].close()
+            if records is not None:
+                return [Entry(k.decode("utf-8", errors="replace"), value, mod) for k, value, mod in records]
     return kv._call(RANGE, body, lambda doc: entries(doc, decode), read=True)
+
+
+def _counted(doc: Any) -> tuple[int, int]:
+    return int(doc["header"]["revision"]), int(doc.get("count", 0))
 
 
 def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
@@ -39,6 +60,7 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
     # so etcd answers the next while the caller decodes the last: 1000 storage records take ~18 ms
     # to read and decode instead of ~28. Any answer but a readable 200 ends the pipeline (the
     # connection is dropped), and what is left goes the usual way, with its retries and its errors.
+    # Span reads go over h2 when they can (~9 ms for the 1000 records), the rest as above.
     if not chunks:
         return
     if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
@@ -59,25 +81,90 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
         for keys, count in zip(chunks, counts)
     ]
     conn, left = kv._conn, 0
+    # The span reads go over gRPC (h2.py: etcd answers them ~4x faster than the gateway) when the member
+    # is a plain http:// one; point reads, and whatever h2.py fails to read, go the gateway's way.
+    spans = [span(keys) for keys, (path, _, _) in zip(chunks, planned) if path == RANGE]
+    fast = _spans_over_h2(kv, conn, spans, revision) if conn is not None else None
     if conn is not None:
-        payloads = [(path, jsonio.compact(body).encode()) for path, body, _ in planned]
+        rest = [(path, body) for path, body, _ in planned if fast is None or path != RANGE]
+        payloads = [(path, jsonio.compact(body).encode()) for path, body in rest]
         try:
-            conn.send(payloads, kv._token, kv._policy.request_timeout())
+            if payloads:
+                conn.send(payloads, kv._token, kv._policy.request_timeout())
             left = len(payloads)
         except OSError:
             kv.close()
     try:
-        for path, body, parse in planned:
+        for (path, body, parse), keys in zip(planned, chunks):
             found = None
-            if left and conn is not None:
+            if fast is not None and path == RANGE:
+                found = _over_h2(kv, fast, keys)
+                if found is None:  # h2 failed: no more of it, and the gateway's pipeline is dropped too, since
+                    fast = None  # the reads left go one by one on a connection of its own
+                    if left:
+                        left = 0
+                        kv.close()
+            elif left and conn is not None:
                 left -= 1
                 found = _pipelined(kv, conn, parse)
                 if found is None:
                     left = 0
             yield found if found is not None else kv._call(path, body, parse, read=True)
     finally:
+        if fast is not None:
+            fast[0].close()
         if left:  # a caller that stopped early: answers still due would be read as the next request's
             kv.close()
+
+
+def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, bytes]], revision: int) -> H2Reads | None:
+    """An h2c connection to ``conn``'s member with the first reads of ``spans`` (key, range_end) sent on
+    it, or None: TLS (never h2c), no span, or no connection (the gateway reads them instead)."""
+    if not spans or conn.endpoint.tls:
+        return None
+    from resource_extend.etcd import h2, rangewire
+
+    client = None
+    try:
+        client = h2.Client(conn.endpoint, kv._token, kv._policy.dial_timeout())
+        messages = [rangewire.range_request(key, end, revision) for key, end in spans]
+        streams = client.send(rangewire.PATH, messages[:H2_AHEAD], kv._policy.request_timeout())
+    except (OSError, ValueError):
+        if client is not None:
+            client.close()
+        return None
+    return client, streams, messages[H2_AHEAD:]
+
+
+# Span reads etcd has in hand at once over h2. etcd works on a connection's streams in parallel and this
+# side reads their answers in order, so a few ahead keep etcd busy while this side decodes, and bound
+# what both sides buffer on a 10,000-node read (1000 nodes: 4 ahead or all at once, within noise).
+H2_AHEAD = 4
+
+
+def _over_h2(kv: GatewayKV, fast: H2Reads, keys: list[str]) -> list[Entry | None] | None:
+    """The entries of ``keys`` from the next span read's answer on h2, or None when it is not a readable one."""
+    records = _records_over_h2(kv, fast)
+    if records is None:
+        return None
+    found = {key: Entry(key.decode("utf-8", errors="replace"), value, mod) for key, value, mod in records}
+    return [found.get(raw(key)) for key in keys]
+
+
+def _records_over_h2(kv: GatewayKV, fast: H2Reads) -> list[tuple[bytes, bytes, int]] | None:
+    """The next span read's records (key, value, mod_revision) on h2, or None (the connection closed) when
+    its answer is not a readable one."""
+    from resource_extend.etcd import rangewire
+
+    client, streams, waiting = fast
+    try:
+        data = client.answer(streams.pop(0), kv._policy.request_timeout())
+        if waiting:  # the next read goes out before this one is decoded
+            streams += client.send(rangewire.PATH, [waiting.pop(0)], kv._policy.request_timeout())
+        return rangewire.range_response(rangewire.unframe(data))[1]
+    except (OSError, ValueError, KeyError, IndexError):
+        client.close()
+        return None
 
 
 def _pipelined(kv: GatewayKV, conn: Connection, parse: Callable[[Any], T]) -> T | None:
