@@ -70,12 +70,15 @@ metrics, imported when get-metrics or get-metrics-description runs
 calculate verbs and their schedulers, imported when one runs
     resource_extend.counted.calculate_verbs resource_extend.counted.scheduler resource_extend.storage.calculate_verbs
     resource_extend.storage.scheduler resource_extend.storage.scheduler.workloads
+    resource_extend.storage.scheduler.count resource_extend.storage.scheduler.resize
     resource_extend.storage.scheduler.placement resource_extend.storage.scheduler.affinity
     resource_extend.storage.scheduler.assembly resource_extend.storage.scheduler.passes
     resource_extend.storage.scheduler.enumeration resource_extend.storage.scheduler.outcome
     resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
     resource_extend.storage.scheduler.limits resource_extend.storage.workload_request
     resource_extend.deploy
+get-nodes-deploy-capacity's answer and explain's Limit, its request and calculate-realloc's: those verbs' only
+    resource_extend.deploycapacity resource_extend.params.capacity resource_extend.params.realloc
 the C halves of json and socket (jsonio, etcd/connection.py): their Python wrappers import re, enum,
 functools and collections, which cost a call more than its etcd round trip
     _json _socket
@@ -294,11 +297,29 @@ def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
 ) -> None:
     # scheduler/limits.py words why a pass stopped (only explain asks) and scheduler/affinity.py places a
     # realloc: ~19 KB of code a calculate-deploy would otherwise unmarshal, imported where they are used.
+    # So are the counts (scheduler/count.py: VolumeCount, DeployCount), a realloc (scheduler/resize.py) and
+    # the other calculate verbs' requests and answer (each module a class or two a deploy never creates).
     modules = served("storage", "calculate-deploy", plugin_dirs, tmp_path)
     assert "resource_extend.storage.scheduler.workloads" in modules
     assert (
-        not {"resource_extend.storage.scheduler.limits", "resource_extend.storage.scheduler.affinity"} & modules.keys()
+        not {
+            "resource_extend.storage.scheduler.limits",
+            "resource_extend.storage.scheduler.affinity",
+            "resource_extend.storage.scheduler.count",
+            "resource_extend.storage.scheduler.resize",
+        }
+        & modules.keys()
     )
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_deploy_creates_no_other_calculate_verbs_request_nor_explains_limit(
+    plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    modules = served(plugin, "calculate-deploy", plugin_dirs, tmp_path)
+    assert "resource_extend.params.plans" in modules
+    loaded = {"resource_extend.deploycapacity", "resource_extend.params.capacity", "resource_extend.params.realloc"}
+    assert not loaded & modules.keys()
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)

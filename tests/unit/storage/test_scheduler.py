@@ -22,7 +22,8 @@ from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler.affinity import affinity_plan
 from resource_extend.storage.scheduler.assembly import Placement
 from resource_extend.storage.scheduler.classes import classify_bindings
-from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
+from resource_extend.storage.scheduler.count import volume_capacity
+from resource_extend.storage.scheduler.placement import volume_plans
 
 GIB = 1 << 30
 TIB = 1 << 40
