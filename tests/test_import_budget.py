@@ -45,6 +45,8 @@ the command line, verb table, config and its work bounds, JSON, schema checks, s
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.decoding resource_extend.store resource_extend.params resource_extend.nodeverbs
     resource_extend.typeshim
+the node verbs that keep a record rather than serve a workload (add-node, fix-node-resource, metrics, ...)
+    resource_extend.nodeupkeep
 the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
     resource_extend.params.nodeinfo resource_extend.params.sides resource_extend.params.plans
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1,
@@ -290,6 +292,17 @@ def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     # The verb tables name calculate verbs and metrics through a LazyModule: importing one eagerly fails here.
     modules = served(plugin, verb, plugin_dirs, tmp_path)
     assert not NOT_FOR_NODE_VERBS & modules.keys()
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy"])
+def test_a_call_core_makes_per_workload_loads_no_upkeep_verb(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # add-node, fix-node-resource, the many-node reads and metrics (~5 KB, 7 handlers) are named through a
+    # LazyModule in the verb table: the calls core makes for every workload never unmarshal them.
+    assert "resource_extend.nodeupkeep" not in served(plugin, verb, plugin_dirs, tmp_path)
+    assert "resource_extend.nodeupkeep" in served(plugin, BULK, plugin_dirs, tmp_path)
 
 
 def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
