@@ -6,25 +6,30 @@ from __future__ import annotations
 
 from resource_extend import errors
 from resource_extend.errors import PluginError
-from resource_extend.storage.binding import need_schedule
-from resource_extend.storage.plan import apply_plan
+from resource_extend.storage.binding import VolumeBinding, need_schedule, total_size
+from resource_extend.storage.disk import disks_sub
+from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.scheduler.workloads import sides
+from resource_extend.storage.volume import volumes_sub
 from resource_extend.storage.workload import (
     EngineParams,
     WorkloadResource,
-    delta_resource,
     disks_limit,
     engine_volumes,
     iops_options,
     plan_limit,
-    volume_changed,
 )
+from resource_extend.storage.workload_request import WorkloadRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from resource_extend.storage.disk import Disk
     from resource_extend.storage.record import StorageRecord
-    from resource_extend.storage.workload_request import WorkloadRequest
+
+# The key realloc's delta reports its per-device volume change under; core only sums the map.
+DELTA_BINDING = VolumeBinding("fake-source", "fake-destination", "fake-flags", 0)
 
 
 def realloc(
@@ -36,7 +41,7 @@ def realloc(
     """
     # Whether to place again is decided by the request alone, before it is merged with the holdings.
     reschedule = need_schedule(request.volumes_request)
-    merged = request.realloc_merge(origin).validated(fold=False)
+    merged = realloc_merge(request, origin).validated(fold=False)
     capacity, usage = sides(record)
     grow = merged.storage_request - origin.storage_request
     if grow > capacity.storage - usage.storage:
@@ -81,3 +86,43 @@ def realloc(
         limit_disks,
     )
     return engine, delta_resource(origin, target), target
+
+
+def realloc_merge(request: WorkloadRequest, current: WorkloadResource) -> WorkloadRequest:
+    """The workload's new totals when ``request`` is applied to what it holds (validate with
+    ``fold=False``: the request's binding sizes are already counted into the storages here)."""
+    return WorkloadRequest(
+        merge_bindings(request.volumes_request, current.volumes_request),
+        merge_bindings(request.volumes_limit, current.volumes_limit),
+        request.storage_request + current.storage_request + total_size(request.volumes_request),
+        request.storage_limit + current.storage_limit + total_size(request.volumes_limit),
+    )
+
+
+def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) -> list[VolumeBinding]:
+    """Sum bindings sharing a key (base first, then new); a merged negative size removes the binding."""
+    merged: dict[tuple[str, str, str], VolumeBinding] = {}
+    for binding in (*base, *new):
+        found = merged.get(binding.key)
+        if found is None:
+            merged[binding.key] = binding.copy()
+            continue
+        found.size += binding.size
+        found.quota = found.quota.plus(binding.quota)
+    return [binding for binding in merged.values() if binding.size >= 0]
+
+
+def volume_changed(applied: Sequence[VolumeBinding], origin: WorkloadResource) -> bool:
+    """Whether a realloc changes which volumes the container mounts (sizes alone do not count)."""
+    before = {binding.key for binding in apply_plan(origin.volumes_limit, origin.volume_plan_limit)}
+    return len(applied) != len(before) or any(binding.key not in before for binding in applied)
+
+
+def delta_resource(origin: WorkloadResource, target: WorkloadResource) -> WorkloadResource:
+    """What a realloc adds to the node's usage: plan bytes per device, storage and disk quotas."""
+    delta_volumes = volumes_sub(target.volume_plan_request.volumes(), origin.volume_plan_request.volumes())
+    return WorkloadResource(
+        volume_plan_request=VolumePlan([(DELTA_BINDING.copy(), delta_volumes)]),
+        storage_request=target.storage_request - origin.storage_request,
+        disks_request=disks_sub(target.disks_request or (), origin.disks_request or ()),
+    )
