@@ -84,6 +84,7 @@ def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
 
 
 def get_metrics(call: Call[R]) -> Rendered:
+    from resource_extend import bigdocs  # noqa: F401  (checks the request and answer: loaded with the verb's code)
     from resource_extend.jsonio import Rendered
     from resource_extend.metrics import metrics_nodes  # like the plugin's rows: no other verb needs it
 

@@ -47,6 +47,8 @@ the command line, verb table, config and its work bounds, JSON, schema checks, s
     resource_extend.typeshim
 the node verbs that keep a record rather than serve a workload (add-node, fix-node-resource, metrics, ...)
     resource_extend.nodeupkeep
+the schema check of the documents that grow with the nodes (get-metrics, get-nodes-deploy-capacity), on representatives
+    resource_extend.bigdocs
 the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
     resource_extend.params.nodeinfo resource_extend.params.sides resource_extend.params.plans
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1,

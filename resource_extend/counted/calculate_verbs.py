@@ -30,6 +30,7 @@ CountedCall = Call[CountedRecord]
 
 def get_nodes_deploy_capacity(call: CountedCall) -> DeployCapacityJSON:
     # Each verb imports the request and answer code only it runs: a deploy creates neither class.
+    from resource_extend import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
     from resource_extend.deploycapacity import deploy_capacity_response
     from resource_extend.params.capacity import DeployCapacity
 

@@ -35,6 +35,7 @@ StorageCall = Call[StorageRecord]
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
+    from resource_extend import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
     from resource_extend.deploycapacity import deploy_capacity_response
     from resource_extend.params.capacity import DeployCapacity
     from resource_extend.storage.scheduler.count import DeployCount
