@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from resource_extend.capacity import Limit
+from resource_extend.deploycapacity import Limit
 from resource_extend.errors import PluginError
 from resource_extend.verb import Plugin
 

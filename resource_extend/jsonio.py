@@ -45,7 +45,7 @@ class Rendered:
     ``items`` are the items' compact JSON texts, strings as ``encode_basestring`` writes them (``dumps``
     adds Go's escapes to the whole). Every item is written by one of a few templates from strings and
     ints; ``samples`` holds each template's first item, which is what the response check parses and
-    checks (validation.representatives): the others differ from it only in the strings and ints filled in.
+    checks (bigdocs.representatives): the others differ from it only in the strings and ints filled in.
     An item may hold several rows joined by ``,`` (one node's), as ``text`` would join them. ``parts`` is
     the renderer's, for the fixed texts it writes once per answer rather than once per row.
     """

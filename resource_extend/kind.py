@@ -14,8 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Protocol, Self, TypedDict, TypeVar
 
-    from resource_extend.capacity import Limit
     from resource_extend.config import Config
+    from resource_extend.deploycapacity import Limit
     from resource_extend.diagnosis import Finding, GoType
     from resource_extend.jsonio import Rendered
     from resource_extend.metrics import MetricDescription

@@ -6,54 +6,31 @@ shape of each answer, the get-metrics loop and calculate-remap's no-op. What a r
 each verb's request is parsed by the kind (its plugin's ``request`` module) into a value, once, before
 the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
 node's metric rows are the plugin's ``metrics`` module's. ``verb_table`` builds a plugin's whole table
-from its manifest.
+from its manifest. The verbs that keep a node's record rather than serve a workload (add-node, remove-node,
+set-node-resource-info, fix-node-resource, the many-node reads and metrics) are in ``nodeupkeep``, which
+only they load.
 """
 
 from __future__ import annotations
 
-from resource_extend import errors, params
-from resource_extend.errors import PluginError
-from resource_extend.store import check_node_name
-from resource_extend.verb import Call, Verb
+from resource_extend import errors
+from resource_extend.verb import Call, LazyModule, Verb
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, TypeVar
 
-    from resource_extend.answers import BeforeAfter, Empty, NodeInfo, NodesInfo, Remap
-    from resource_extend.jsonio import Rendered
-    from resource_extend.kind import Record, RecordJSON
-    from resource_extend.metrics import MetricDescription
+    from resource_extend import nodeupkeep as upkeep
+    from resource_extend.answers import BeforeAfter, NodeInfo, Remap
+    from resource_extend.kind import Record
     from resource_extend.verb import Plugin
 
     R = TypeVar("R", bound=Record)
     S = TypeVar("S")
-
-
-def add_node(call: Call[R]) -> RecordJSON:
-    from resource_extend.params.records import AddNode  # each verb creates its own request classes only
-
-    request = AddNode.from_json(call.request, call.plugin.payloads)
-    node = request.nodename
-    # The reference checks for an existing record before it reads the request's resources; an
-    # unreadable record exists too (set-node-resource-info or remove-node replaces it).
-    check_node_name(node)  # before "node already exists": a name no write may use is refused as such
-    if call.store.exists(node):
-        raise PluginError(f"node already exists: {node}")
-    return call.store.create(node, request.record()).to_json()
-
-
-def remove_node(call: Call[R]) -> Empty:
-    call.store.delete(params.nodename(call.request))
-    return {}
-
-
-def set_node_resource_info(call: Call[R]) -> Empty:
-    from resource_extend.params.records import SetInfo
-
-    request = SetInfo.from_json(call.request, call.plugin.payloads)
-    call.store.put(request.nodename, request.record)
-    return {}
+else:
+    # The verbs that keep a node's record (add-node, fix-node-resource, the metrics, ...): imported when one
+    # runs, so that get-node-resource-info, set-node-resource-usage and calculate-deploy never load them.
+    upkeep = LazyModule("resource_extend.nodeupkeep")
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
@@ -65,31 +42,10 @@ def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
     except errors.NodeNotExists:
         return None  # the reference answers null for a node it has no record of
     # Read before the workloads are parsed, as the reference does: an unknown node is null whatever they hold.
-    return _info(record, call.plugin.kind.reconcile(record, request.held())[1])
+    return node_info(record, call.plugin.kind.reconcile(record, request.held())[1])
 
 
-def fix_node_resource(call: Call[R]) -> NodeInfo | None:
-    from resource_extend.params.nodeinfo import NodeWorkloads
-
-    kind = call.plugin.kind
-    request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
-    node, held = request.nodename, request.held()
-
-    def change(stored: R | None) -> R:
-        if stored is None:
-            raise errors.NodeNotExists(node)
-        fixed, diffs = kind.reconcile(stored, held)
-        return fixed if diffs else stored
-
-    try:
-        done = call.store.update(node, change)
-    except errors.NodeNotExists:
-        return None  # decision 13: like get-node-resource-info, and nothing is written
-    assert done.before is not None
-    return _info(done.after, kind.reconcile(done.before, held)[1])
-
-
-def _info(record: Record, diffs: list[str]) -> NodeInfo:
+def node_info(record: Record, diffs: list[str]) -> NodeInfo:
     return {**record.to_json(), "diffs": diffs}
 
 
@@ -106,27 +62,6 @@ def set_side(
     return {"before": before(done.before or empty()), "after": after(done.after)}
 
 
-def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
-    records = call.store.get_many(params.bulk_nodenames(call.request))
-    return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}
-
-
-def get_metrics_description(call: Call[R]) -> list[MetricDescription]:
-    return call.plugin.metrics.describe(call.plugin.record)
-
-
-def get_metrics(call: Call[R]) -> Rendered:
-    from resource_extend.jsonio import Rendered
-    from resource_extend.metrics import metrics_nodes  # like the plugin's rows: no other verb needs it
-
-    nodes = metrics_nodes(call.request)
-    records = call.store.get_many([name for _, name in nodes]) if nodes else {}
-    rows, render = Rendered(), call.plugin.metrics.render_rows
-    for pod, name in nodes:
-        render(rows, pod, name, records[name])
-    return rows
-
-
 def calculate_remap(call: Call[R]) -> Remap:
     """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
     return {"engine_params_map": {}}
@@ -134,15 +69,20 @@ def calculate_remap(call: Call[R]) -> Remap:
 
 def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
     """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
-    handlers above, the kind's own node verbs and the calculate verbs, each looked up in the manifest's
-    ``calculate`` (a ``LazyModule``, so a node verb never imports it) only when it runs. ``prefetch``: the
-    verb's first store operation reads the request's node, which the call asks etcd for early (cli.answer)."""
+    handlers above and in ``nodeupkeep``, the kind's own node verbs and the calculate verbs; ``nodeupkeep`` and
+    the manifest's ``calculate`` (``LazyModule``s, so a node verb never imports the calculate verbs) are looked
+    up only when one of their verbs runs. ``prefetch``: the verb's first store operation reads the request's
+    node, which the call asks etcd for early (cli.answer)."""
     kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
     return (
-        Verb("get-metrics-description", "describe the metrics this plugin reports", get_metrics_description),
-        Verb("get-metrics", "capacity and usage metrics of nodes", get_metrics),
-        Verb("add-node", words.add_node, add_node, prefetch=True),
-        Verb("remove-node", "forget a node", remove_node),
+        Verb(
+            "get-metrics-description",
+            "describe the metrics this plugin reports",
+            lambda call: upkeep.get_metrics_description(call),
+        ),
+        Verb("get-metrics", "capacity and usage metrics of nodes", lambda call: upkeep.get_metrics(call)),
+        Verb("add-node", words.add_node, lambda call: upkeep.add_node(call), prefetch=True),
+        Verb("remove-node", "forget a node", lambda call: upkeep.remove_node(call)),
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
@@ -155,8 +95,16 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
             get_node_resource_info,
             prefetch=True,
         ),
-        Verb("get-nodes-resource-info", "capacity and usage of several nodes", get_nodes_resource_info),
-        Verb("set-node-resource-info", "overwrite a node's capacity and usage", set_node_resource_info),
+        Verb(
+            "get-nodes-resource-info",
+            "capacity and usage of several nodes",
+            lambda call: upkeep.get_nodes_resource_info(call),
+        ),
+        Verb(
+            "set-node-resource-info",
+            "overwrite a node's capacity and usage",
+            lambda call: upkeep.set_node_resource_info(call),
+        ),
         Verb(
             "set-node-resource-usage",
             "change a node's usage (absolute or delta)",
@@ -164,7 +112,12 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
             prefetch=True,
         ),
         Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
-        Verb("fix-node-resource", "reset a node's usage to the sum of its workloads", fix_node_resource, prefetch=True),
+        Verb(
+            "fix-node-resource",
+            "reset a node's usage to the sum of its workloads",
+            lambda call: upkeep.fix_node_resource(call),
+            prefetch=True,
+        ),
         Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call), prefetch=True),
         Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call), prefetch=True),
         # Upstream core calls it, but it is left out of `verbs` (spec decision 1).

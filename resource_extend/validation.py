@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from resource_extend.decoding import INT64_MAX
 from resource_extend.errors import PluginError
-from resource_extend.jsonio import Rendered, loads
+from resource_extend.jsonio import Rendered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,6 +18,9 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
     Validator = Callable[[Any], Any]
+
+# The verbs whose documents grow with the number of nodes: checked on representatives (bigdocs.py).
+BIG = ("get-metrics", "get-nodes-deploy-capacity")
 
 
 def schema_dir() -> Path:
@@ -91,10 +93,20 @@ def check(plugin: str, verb: str, direction: str, document: Any, schemas: str | 
     ``schemas`` is the plugin's schema directory when it is not the project's (``Plugin.schemas``).
 
     A document that grows with the number of nodes is checked on one representative of each distinct
-    row template or signature (see ``representatives``); that is the same verdict as checking every row,
-    at a cost that no longer grows with the schema's work per row.
+    row template or signature (``bigdocs.representatives``); that is the same verdict as checking every
+    row, at a cost that no longer grows with the schema's work per row.
     """
     validate = validator(plugin, verb, direction, schemas)
+    if verb not in BIG and type(document) is not Rendered:
+        try:
+            validate(document)
+        except ValueError as exc:  # the compiled validators' exception classes derive from ValueError
+            raise PluginError(describe(direction, exc)) from None
+        return
+    # Only get-metrics and get-nodes-deploy-capacity load it (their handlers import it, so that the start
+    # preloads it with the verb's code).
+    from resource_extend.bigdocs import representatives, whole
+
     try:
         reduced = representatives(verb, document, direction)
         try:
@@ -102,7 +114,7 @@ def check(plugin: str, verb: str, direction: str, document: Any, schemas: str | 
         except ValueError:
             if reduced is None:
                 raise
-            validate(_values(document))  # the whole document, for the message naming the offending row
+            validate(whole(document))  # the whole document, for the message naming the offending row
             raise
     except ValueError as exc:  # the compiled validators' exception classes derive from ValueError
         raise PluginError(describe(direction, exc)) from None
@@ -127,71 +139,3 @@ def _shown(value: Any) -> str:
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Big responses. get-metrics answers are written as JSON text while they are built (jsonio.Rendered), one
-# template per metric name, so each template's first row, parsed back, stands for all of its rows.
-# get-nodes-deploy-capacity entries and get-metrics request nodes are values: each is summarised by a
-# signature that captures everything its schema checks, and the schema runs once per distinct signature.
-# Two items with the same signature get the same verdict from the schema, so the answer is the full
-# check's; only its cost changes. Below ROWS items the document is checked as it is.
-
-ROWS = 64
-
-
-_ABSENT = object()
-
-
-def _metrics_node(node: Any) -> tuple[Any, ...]:
-    """Schema ``metrics_node``: the node's type and, for an object, the types of podname and nodename (or
-    that they are absent); other keys are not looked at."""
-    if type(node) is not dict:
-        return (type(node),)
-    return (dict, type(node.get("podname", _ABSENT)), type(node.get("nodename", _ABSENT)))
-
-
-def _capacity_entry(entry: Any) -> tuple[Any, ...]:
-    """Schema ``deploy_capacity_entry``: keys, the type of each value, and capacity within 1..int64."""
-    if type(entry) is not dict:
-        return (type(entry),)
-    capacity = entry.get("capacity")
-    return (
-        tuple(entry),
-        type(capacity),
-        type(capacity) is int and 0 < capacity <= INT64_MAX,
-        type(entry.get("usage")),
-        type(entry.get("rate")),
-        type(entry.get("weight")),
-    )
-
-
-def representatives(verb: str, document: Any, direction: str = "response") -> Any:
-    """The document cut down to one item of each template or signature, or None to check it whole.
-
-    Covers the responses of get-metrics (written as text, see ``jsonio.Rendered``) and
-    get-nodes-deploy-capacity (a map of node entries), and get-metrics requests (an array of nodes), of
-    both plugins. Every other document is checked whole.
-    """
-    if direction == "request":
-        nodes = document.get("nodes") if verb == "get-metrics" and type(document) is dict else None
-        if type(nodes) is list and len(nodes) > ROWS:
-            first: dict[tuple[Any, ...], Any] = {}
-            for node in nodes:
-                first.setdefault(_metrics_node(node), node)
-            return {**document, "nodes": list(first.values())}
-        return None
-    if type(document) is Rendered:
-        return [loads(sample) for sample in document.samples.values()]
-    if verb == "get-nodes-deploy-capacity" and type(document) is dict:
-        entries = document.get("nodes_deploy_capacity_map")
-        if type(entries) is dict and len(entries) > ROWS:
-            seen: dict[tuple[Any, ...], tuple[str, Any]] = {}
-            for node, entry in entries.items():
-                seen.setdefault(_capacity_entry(entry), (node, entry))
-            return {**document, "nodes_deploy_capacity_map": dict(seen.values())}
-    return None
-
-
-def _values(document: Any) -> Any:
-    return loads(document.text()) if type(document) is Rendered else document

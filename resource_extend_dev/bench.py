@@ -329,7 +329,7 @@ def in_process(table: Table, profile: bool) -> str:
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.disk import Disk
     from resource_extend.storage.record import NodeResource, StorageRecord
-    from resource_extend.storage.scheduler.placement import VolumeCount, volume_capacity
+    from resource_extend.storage.scheduler.count import VolumeCount, volume_capacity
 
     def on(volumes: dict[str, int], used: dict[str, int], disks: list[Disk], used_disks: list[Disk]) -> StorageRecord:
         return StorageRecord(NodeResource(volumes, disks), NodeResource(used, used_disks))

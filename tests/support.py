@@ -306,7 +306,9 @@ def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
 def shared_request_readers(payloads: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
     """What each request value of ``params`` holds when read with a plugin's ``payloads``, for the shapes
     params writes once for both plugins: the new side of the differential request tests."""
-    from resource_extend.params.plans import Deploy, DeployCapacity, Realloc
+    from resource_extend.params.capacity import DeployCapacity
+    from resource_extend.params.plans import Deploy
+    from resource_extend.params.realloc import Realloc
     from resource_extend.params.sides import SetUsage
 
     def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:

@@ -45,6 +45,10 @@ the command line, verb table, config and its work bounds, JSON, schema checks, s
     resource_extend.yamlsubset resource_extend.jsonio resource_extend.validation resource_extend.schemaerror
     resource_extend.decoding resource_extend.store resource_extend.params resource_extend.nodeverbs
     resource_extend.typeshim
+the node verbs that keep a record rather than serve a workload (add-node, fix-node-resource, metrics, ...)
+    resource_extend.nodeupkeep
+the schema check of the documents that grow with the nodes (get-metrics, get-nodes-deploy-capacity), on representatives
+    resource_extend.bigdocs
 the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
     resource_extend.params.nodeinfo resource_extend.params.sides resource_extend.params.plans
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1,
@@ -72,12 +76,15 @@ metrics, imported when get-metrics or get-metrics-description runs
 calculate verbs and their schedulers, imported when one runs
     resource_extend.counted.calculate_verbs resource_extend.counted.scheduler resource_extend.storage.calculate_verbs
     resource_extend.storage.scheduler resource_extend.storage.scheduler.workloads
+    resource_extend.storage.scheduler.count resource_extend.storage.scheduler.resize
     resource_extend.storage.scheduler.placement resource_extend.storage.scheduler.affinity
     resource_extend.storage.scheduler.assembly resource_extend.storage.scheduler.passes
     resource_extend.storage.scheduler.enumeration resource_extend.storage.scheduler.outcome
     resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
     resource_extend.storage.scheduler.limits resource_extend.storage.workload_request
     resource_extend.deploy
+get-nodes-deploy-capacity's answer and explain's Limit, its request and calculate-realloc's: those verbs' only
+    resource_extend.deploycapacity resource_extend.params.capacity resource_extend.params.realloc
 the C halves of json and socket (jsonio, etcd/connection.py): their Python wrappers import re, enum,
 functools and collections, which cost a call more than its etcd round trip
     _json _socket
@@ -291,16 +298,45 @@ def test_a_node_verb_loads_no_calculate_verb_scheduler_or_metrics(
     assert not NOT_FOR_NODE_VERBS & modules.keys()
 
 
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy"])
+def test_a_call_core_makes_per_workload_loads_no_upkeep_verb(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # add-node, fix-node-resource, the many-node reads and metrics (~5 KB, 7 handlers) are named through a
+    # LazyModule in the verb table: the calls core makes for every workload never unmarshal them.
+    assert "resource_extend.nodeupkeep" not in served(plugin, verb, plugin_dirs, tmp_path)
+    assert "resource_extend.nodeupkeep" in served(plugin, BULK, plugin_dirs, tmp_path)
+
+
 def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
     plugin_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
     # scheduler/limits.py words why a pass stopped (only explain asks) and scheduler/affinity.py places a
     # realloc: ~19 KB of code a calculate-deploy would otherwise unmarshal, imported where they are used.
+    # So are the counts (scheduler/count.py: VolumeCount, DeployCount), a realloc (scheduler/resize.py) and
+    # the other calculate verbs' requests and answer (each module a class or two a deploy never creates).
     modules = served("storage", "calculate-deploy", plugin_dirs, tmp_path)
     assert "resource_extend.storage.scheduler.workloads" in modules
     assert (
-        not {"resource_extend.storage.scheduler.limits", "resource_extend.storage.scheduler.affinity"} & modules.keys()
+        not {
+            "resource_extend.storage.scheduler.limits",
+            "resource_extend.storage.scheduler.affinity",
+            "resource_extend.storage.scheduler.count",
+            "resource_extend.storage.scheduler.resize",
+        }
+        & modules.keys()
     )
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_deploy_creates_no_other_calculate_verbs_request_nor_explains_limit(
+    plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    modules = served(plugin, "calculate-deploy", plugin_dirs, tmp_path)
+    assert "resource_extend.params.plans" in modules
+    loaded = {"resource_extend.deploycapacity", "resource_extend.params.capacity", "resource_extend.params.realloc"}
+    assert not loaded & modules.keys()
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)

@@ -5,11 +5,15 @@ Cards (or NICs) are not placed on devices, only counted per product model, so th
 
 from __future__ import annotations
 
-from resource_extend.capacity import Limit, ratio, trunc_div
+from resource_extend.capacity import ratio, trunc_div
 from resource_extend.counted import prodmap
 from resource_extend.counted.prodmap import MaybeMap, ProdMap
 from resource_extend.counted.record import CountedRecord
 from resource_extend.errors import PluginError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from resource_extend.deploycapacity import Limit
 
 # Deploy capacity of a node for a request that wants none of the plugin's resource.
 MAX_CAPACITY = 1000000
@@ -24,6 +28,8 @@ def node_deploy_capacity(record: CountedRecord, request: ProdMap) -> tuple[int, 
 
 def node_deploy_limit(record: CountedRecord, request: ProdMap) -> tuple[int, Limit]:
     """``node_deploy_capacity``'s count and what set it, from the same pass (for ``explain``)."""
+    from resource_extend.deploycapacity import Limit  # explain's only: a calculate verb never creates the class
+
     capacity, product = _fit(record, request)
     if product is None:
         return capacity, Limit("cap", f"no {record.NOUN} asked: the scheduler's cap of {MAX_CAPACITY} per node")

@@ -5,7 +5,8 @@ Core and the reference agree on lenient readers for scalar fields (``nodename`` 
 These helpers keep those rules in one place so every verb reads its request the same way. Each verb's
 request value is in a module of this package by verb family (``records``: add-node and
 set-node-resource-info; ``nodeinfo``: get-node-resource-info and fix-node-resource; ``sides``:
-set-node-resource-capacity and -usage; ``plans``: the calculate verbs), the envelope read once for every
+set-node-resource-capacity and -usage; ``plans``: calculate-deploy; ``capacity``: get-nodes-deploy-capacity;
+``realloc``: calculate-realloc), the envelope read once for every
 plugin; the plugin's own payloads are read by the ``Payloads`` object its manifest gives (its ``request``
 module's), so a plugin never subclasses these. A handler imports its family's module where it reads its
 request, so a call creates the classes of its own verb's family only (a class costs a call as much as

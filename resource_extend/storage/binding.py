@@ -204,16 +204,3 @@ def validate_bindings(bindings: Iterable[VolumeBinding]) -> None:
             raise errors.InvalidVolume(f"monopoly volume requires a positive size: {binding}")
         if not binding.valid_io:
             raise errors.InvalidVolume(f"invalid io parameters: {binding}")
-
-
-def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) -> list[VolumeBinding]:
-    """Sum bindings sharing a key (base first, then new); a merged negative size removes the binding."""
-    merged: dict[tuple[str, str, str], VolumeBinding] = {}
-    for binding in (*base, *new):
-        found = merged.get(binding.key)
-        if found is None:
-            merged[binding.key] = binding.copy()
-            continue
-        found.size += binding.size
-        found.quota = found.quota.plus(binding.quota)
-    return [binding for binding in merged.values() if binding.size >= 0]

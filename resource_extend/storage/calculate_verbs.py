@@ -2,19 +2,19 @@
 
 Nothing here writes to the store: core applies the returned workload resources with
 set-node-resource-usage. Unknown nodes read as the empty record (spec storage-scheduler.md §5, §6.3–§6.5).
-The planning itself is pure and lives in storage/scheduler/ (``workloads``); these verbs read the node and
-the request and render the answer.
+The planning itself is pure and lives in storage/scheduler/ (``workloads``, ``count``, ``resize``); these verbs
+read the node and the request and render the answer. Each imports what only it runs where it runs, so a
+calculate-deploy loads neither the counts nor a realloc's code (nor creates their classes).
 """
 
 from __future__ import annotations
 
-from resource_extend.capacity import deploy_capacity_response
 from resource_extend.deploy import target_record, unknown_node
 from resource_extend.errors import PluginError
-from resource_extend.params.plans import Deploy, DeployCapacity, Realloc
+from resource_extend.params.plans import Deploy
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS
-from resource_extend.storage.scheduler.workloads import DeployCount, deploy, realloc
+from resource_extend.storage.scheduler.workloads import deploy
 from resource_extend.verb import Call
 
 TYPE_CHECKING = False
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
     from resource_extend.answers import Plans, Replan
-    from resource_extend.capacity import DeployCapacity as DeployCapacityJSON
-    from resource_extend.capacity import Limit
     from resource_extend.config import Config
+    from resource_extend.deploycapacity import DeployCapacity as DeployCapacityJSON
+    from resource_extend.deploycapacity import Limit
 
     WireObject = dict[str, Any]
 
@@ -35,6 +35,11 @@ StorageCall = Call[StorageRecord]
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
+    from resource_extend import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
+    from resource_extend.deploycapacity import deploy_capacity_response
+    from resource_extend.params.capacity import DeployCapacity
+    from resource_extend.storage.scheduler.count import DeployCount
+
     request = DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
     bound = call.config.bounds.max_deploy_count
     return deploy_capacity_response(call.store.iter_many(request.nodenames), DeployCount(request.request, bound))
@@ -45,6 +50,8 @@ def explainer(
 ) -> Callable[[StorageRecord], tuple[int, Limit]]:
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
+    from resource_extend.storage.scheduler.count import DeployCount
+
     request = PAYLOADS.request(request_doc, "workload_resource")
     bound = config.bounds.max_deploy_count
     return DeployCount(request, bound).limit
@@ -64,6 +71,9 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
+    from resource_extend.params.realloc import Realloc
+    from resource_extend.storage.scheduler.resize import realloc
+
     request = Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
     engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.current)
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

@@ -1,7 +1,7 @@
 """What a workload holds on a node (the workload resource core passes back) and what its engine is told.
 
-Also the pieces derived from a placement: the limit-side plan, the disk quotas the limits charge, and the
-difference between two placements that realloc reports.
+Also the pieces derived from a placement: the limit-side plan and the disk quotas the limits charge (the
+difference between two placements that realloc reports is scheduler/resize.py's).
 """
 
 from __future__ import annotations
@@ -14,20 +14,16 @@ from resource_extend.storage.disk import (
     disk_by_path,
     disks_add,
     disks_from_json,
-    disks_sub,
     disks_to_json,
 )
-from resource_extend.storage.plan import VolumePlan, apply_plan
-from resource_extend.storage.volume import first_volume, volumes_sub
+from resource_extend.storage.plan import VolumePlan
+from resource_extend.storage.volume import first_volume
 from resource_extend.typeshim import Fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
-
-# The key realloc's delta reports its per-device volume change under; core only sums the map.
-DELTA_BINDING = VolumeBinding("fake-source", "fake-destination", "fake-flags", 0)
 
 
 class WorkloadResource(Fields):
@@ -155,22 +151,6 @@ def disks_limit(limit: Iterable[VolumeBinding], limit_plan: VolumePlan, disks: S
         if disk is not None:
             result = disks_add(result, [disk.stamped(binding.quota)])
     return result
-
-
-def volume_changed(applied: Sequence[VolumeBinding], origin: WorkloadResource) -> bool:
-    """Whether a realloc changes which volumes the container mounts (sizes alone do not count)."""
-    before = {binding.key for binding in apply_plan(origin.volumes_limit, origin.volume_plan_limit)}
-    return len(applied) != len(before) or any(binding.key not in before for binding in applied)
-
-
-def delta_resource(origin: WorkloadResource, target: WorkloadResource) -> WorkloadResource:
-    """What a realloc adds to the node's usage: plan bytes per device, storage and disk quotas."""
-    delta_volumes = volumes_sub(target.volume_plan_request.volumes(), origin.volume_plan_request.volumes())
-    return WorkloadResource(
-        volume_plan_request=VolumePlan([(DELTA_BINDING.copy(), delta_volumes)]),
-        storage_request=target.storage_request - origin.storage_request,
-        disks_request=disks_sub(target.disks_request or (), origin.disks_request or ()),
-    )
 
 
 def _bindings(source: dict[str, Any], key: str, where: str) -> list[VolumeBinding]:

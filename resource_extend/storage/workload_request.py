@@ -10,7 +10,6 @@ from resource_extend import errors, params
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
-    merge_bindings,
     parse_request_bindings,
     total_size,
     validate_bindings,
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from resource_extend.params import JSONObject
-    from resource_extend.storage.workload import WorkloadResource
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -56,16 +54,6 @@ class WorkloadRequest(Fields):
         if volumes_limit and not volumes_request:
             volumes_request = [binding.copy() for binding in volumes_limit]
         return cls(volumes_request, volumes_limit, storage_request, storage_limit)
-
-    def realloc_merge(self, current: WorkloadResource) -> WorkloadRequest:
-        """The workload's new totals when this request is applied to what it holds (validate with
-        ``fold=False``: the request's binding sizes are already counted into the storages here)."""
-        return WorkloadRequest(
-            merge_bindings(self.volumes_request, current.volumes_request),
-            merge_bindings(self.volumes_limit, current.volumes_limit),
-            self.storage_request + current.storage_request + total_size(self.volumes_request),
-            self.storage_limit + current.storage_limit + total_size(self.volumes_limit),
-        )
 
     def validated(self, fold: bool = True) -> WorkloadRequest:
         """Check the request and return it normalised: both lists sorted by stored form and paired,

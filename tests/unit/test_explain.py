@@ -13,18 +13,18 @@ from hypothesis import strategies as st
 
 from resource_extend import explain
 from resource_extend.bounds import Bounds
-from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
 from resource_extend.counted import calculate_verbs as gpu_verbs
 from resource_extend.counted import scheduler as gpu_scheduler
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.counted.request import Payloads as GpuPayloads
+from resource_extend.deploycapacity import Limit, deploy_capacity_response
 from resource_extend.errors import PluginError
-from resource_extend.params.plans import DeployCapacity
+from resource_extend.params.capacity import DeployCapacity
 from resource_extend.storage import calculate_verbs as storage_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS as STORAGE_PAYLOADS
-from resource_extend.storage.scheduler import workloads as storage_workloads
+from resource_extend.storage.scheduler import count as storage_count
 from tests.support import examples
 
 GIB = 1 << 30
@@ -47,7 +47,7 @@ def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], b
     storage = DeployCapacity.from_json(request, Bounds("test.yaml"), STORAGE_PAYLOADS)
     return dict(
         deploy_capacity_response(
-            sorted(records.items()), lambda r: storage_workloads.node_deploy_capacity(r, storage.request, bound)
+            sorted(records.items()), lambda r: storage_count.node_deploy_capacity(r, storage.request, bound)
         )
     )
 

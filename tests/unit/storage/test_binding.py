@@ -7,11 +7,11 @@ import pytest
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
-    merge_bindings,
     need_schedule,
     parse_bindings,
     validate_bindings,
 )
+from resource_extend.storage.scheduler.resize import merge_bindings
 from tests.support import GiB, KiB, MiB, binding
 
 # §2 volume binding strings -------------------------------------------------------------------------------

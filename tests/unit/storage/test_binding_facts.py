@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from resource_extend.errors import PluginError
-from resource_extend.storage.binding import VolumeBinding, merge_bindings, parse_bindings
+from resource_extend.storage.binding import VolumeBinding, parse_bindings
 from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_sub
 from resource_extend.storage.node_request import NodeRequest
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
+from resource_extend.storage.scheduler.resize import merge_bindings
 from resource_extend.storage.size import parse_size
 from resource_extend.storage.volume import volumes_add, volumes_sub, volumes_total
 from resource_extend.storage.workload import disks_limit

@@ -12,11 +12,9 @@ from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.storage.record import NodeResource, StorageRecord, combine
-from resource_extend.storage.scheduler.workloads import (
-    deploy,
-    node_deploy_capacity,
-    realloc,
-)
+from resource_extend.storage.scheduler.count import node_deploy_capacity
+from resource_extend.storage.scheduler.resize import realloc
+from resource_extend.storage.scheduler.workloads import deploy
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.storage.workload_request import WorkloadRequest
 from tests.support import FOUR, GiB, TiB, examples, node

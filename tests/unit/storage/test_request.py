@@ -24,6 +24,7 @@ from resource_extend.storage import request
 from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.node_request import NodeRequest, rollback_resource
 from resource_extend.storage.record import NodeResource, StorageRecord
+from resource_extend.storage.scheduler.resize import realloc_merge
 from resource_extend.storage.workload import WorkloadResource
 from resource_extend.storage.workload_request import WorkloadRequest
 from tests.support import DeployLimits, GiB, TiB, disk, examples, read_whole_or_refused, shared_request_readers
@@ -326,7 +327,7 @@ def test_realloc_merge_adds_the_request_sizes_into_the_storages_once() -> None:
         storage_request=3 * GiB,
         storage_limit=4 * GiB,
     )
-    merged = WorkloadRequest.parse({"volumes": ["AUTO:/d:rw:1G"], "storage": "1G"}).realloc_merge(current)
+    merged = realloc_merge(WorkloadRequest.parse({"volumes": ["AUTO:/d:rw:1G"], "storage": "1G"}), current)
     assert [b.size for b in merged.volumes_request] == [2 * GiB]
     assert (merged.storage_request, merged.storage_limit) == (5 * GiB, 6 * GiB)
     assert merged.validated(fold=False).storage_request == 5 * GiB

@@ -15,14 +15,16 @@ from typing import Any
 import pytest
 
 from resource_extend.errors import InsufficientResource, InvalidVolume
-from resource_extend.storage.binding import VolumeBinding, merge_bindings
+from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler.affinity import affinity_plan
 from resource_extend.storage.scheduler.assembly import Placement
 from resource_extend.storage.scheduler.classes import classify_bindings
-from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
+from resource_extend.storage.scheduler.count import volume_capacity
+from resource_extend.storage.scheduler.placement import volume_plans
+from resource_extend.storage.scheduler.resize import merge_bindings
 
 GIB = 1 << 30
 TIB = 1 << 40

@@ -21,7 +21,8 @@ from resource_extend.storage.disk import Disk, disk_by_path, disks_add, disks_su
 from resource_extend.storage.plan import VolumePlan
 from resource_extend.storage.record import NodeResource, StorageRecord
 from resource_extend.storage.scheduler.affinity import affinity_plan
-from resource_extend.storage.scheduler.placement import volume_capacity, volume_plans
+from resource_extend.storage.scheduler.count import volume_capacity
+from resource_extend.storage.scheduler.placement import volume_plans
 from tests.support import examples
 
 GIB = 1 << 30

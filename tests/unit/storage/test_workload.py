@@ -11,15 +11,14 @@ from resource_extend import jsonio
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.plan import VolumePlan, apply_plan
+from resource_extend.storage.scheduler.resize import delta_resource, volume_changed
 from resource_extend.storage.workload import (
     EngineParams,
     WorkloadResource,
-    delta_resource,
     disks_limit,
     engine_volumes,
     iops_options,
     plan_limit,
-    volume_changed,
 )
 from tests.support import GiB, MiB, TiB, binding, disk
 
