@@ -22,7 +22,7 @@ from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.store import MAX_NODE_NAME, NodeStore
 from resource_extend_dev.conformance import run_plugin
 from resource_extend_dev.devetcd import DevEtcd, free_port
-from tests.support import executable, one_clean_line, plugin_dir
+from tests.support import PLUGINS, executable, one_clean_line, plugin_dir
 
 
 def gateway_store(machines: tuple[str, ...], prefix: str, **kw: Any) -> tuple[GatewayKV, NodeStore[GpuRecord]]:
@@ -179,7 +179,7 @@ def _length(data: bytes) -> int:
     return 0
 
 
-@pytest.mark.parametrize("plugin", ["gpu", "storage"])
+@pytest.mark.parametrize("plugin", PLUGINS)
 def test_the_executable_asks_for_the_node_before_it_checks_the_request_and_a_bad_one_fails_at_once(
     tmp_path: Path, prefix: str, plugin: str, silent_etcd: tuple[str, list[bytes]]
 ) -> None:
