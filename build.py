@@ -585,10 +585,12 @@ def verb_preloads(site: Path, plugin: str, preload: tuple[str, ...]) -> dict[str
     return {words[0]: tuple(words[1:]) for words in verbs if len(words) > 1}
 
 
-def code_groups(preload: tuple[str, ...], verbs: dict[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """The pieces the code table holds modules in (boot/codetable.py): what every call imports, then one piece
-    per set of verbs that import the same modules, so that no module is in two and a verb unmarshals only
-    code it runs."""
+def code_groups(
+    preload: tuple[str, ...], verbs: dict[str, tuple[str, ...]], manifest: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    """The pieces the code table holds modules in (boot/codetable.py): what every call imports, what its
+    manifest imports beyond that, then one piece per set of verbs that import the same modules, so that no
+    module is in two and a verb unmarshals only code it runs."""
     needed: dict[str, list[str]] = {}  # module -> the verbs that import it, in table order
     for verb, modules in verbs.items():
         for module in modules:
@@ -599,17 +601,23 @@ def code_groups(preload: tuple[str, ...], verbs: dict[str, tuple[str, ...]]) -> 
             piece = pieces.setdefault(tuple(needed[module]), [])
             if module not in piece:
                 piece.append(module)
-    return [preload, *(tuple(piece) for piece in pieces.values())]
+    return [preload, *([manifest] if manifest else []), *(tuple(piece) for piece in pieces.values())]
 
 
-def preload_order(site: Path, plugin: str) -> tuple[str, ...]:
-    """The modules a call of ``plugin`` always imports, in the order their imports complete (what the start
-    preloads): the closure of the entry, the manifest and ``EVERY_CALL``."""
-    seeds = (f"plugins.{plugin}", "plugins", registry.manifest_module(plugin), *EVERY_CALL)
-    found = subprocess.run(
+def preload_order(site: Path, plugin: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The modules a call of ``plugin`` always imports, in the order their imports complete: what the start
+    preloads (the closure of the entry and ``EVERY_CALL``: the command line up to the verb's first read of
+    etcd), and what the manifest imports beyond it (loaded when the call imports the manifest, after that
+    read went out: boot/start.py MANIFEST_PRELOAD)."""
+    seeds = (f"plugins.{plugin}", "plugins", *EVERY_CALL)
+    first = subprocess.run(
         [sys.executable, "-I", "-S", "-B", "-c", ORDER, str(site), *seeds], capture_output=True, text=True, check=True
-    )
-    return tuple(found.stdout.split())
+    ).stdout.split()
+    whole = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", "-c", ORDER, str(site), *seeds, registry.manifest_module(plugin)],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    return tuple(first), tuple(name for name in whole if name not in first)
 
 
 def code_tables(
@@ -711,10 +719,17 @@ def build(
     for plugin in plugins:
         site = work / plugin
         stage(plugin, site, deps, extract, build_info=info)
-        preload = preload_order(site, plugin)
-        verbs = verb_preloads(site, plugin, preload)
-        start = boot_source("start", ENTRY=("plugins." + plugin, "main"), PRELOAD=preload, VERB_PRELOAD=verbs)
-        tables = {} if extract else code_tables(site, pythons or {}, work, start, code_groups(preload, verbs))
+        preload, manifest = preload_order(site, plugin)
+        verbs = verb_preloads(site, plugin, preload + manifest)
+        start = boot_source(
+            "start",
+            ENTRY=("plugins." + plugin, "main"),
+            PRELOAD=preload,
+            MANIFEST_PRELOAD=manifest,
+            VERB_PRELOAD=verbs,
+        )
+        groups = code_groups(preload, verbs, manifest)
+        tables = {} if extract else code_tables(site, pythons or {}, work, start, groups)
         target = out / f"resource-{plugin}"
         zipapp(plugin, site, work, target, extract, python, tables)
         print(f"built {target}")

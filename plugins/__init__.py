@@ -43,6 +43,9 @@ def package(name: str) -> str:
 def plugin(name: str) -> Plugin[Any]:
     """The plugin's manifest; imports its module (and no other plugin's)."""
     module = _declared[name]
+    boot = sys.modules.get("_resource_extend_boot")
+    if boot is not None:  # an executable: its start loads the manifest's modules its own way (without importlib)
+        boot.load_manifest()
     __import__(module)  # not importlib: one more import on every call
     found: Plugin[Any] = sys.modules[module].PLUGIN
     return found
@@ -57,6 +60,6 @@ def register(name: str, module: str) -> None:
 
 def serve(name: str) -> NoReturn:
     """What an executable's entry runs: the command line over the plugin's manifest."""
-    from resource_extend.cli import main
+    from resource_extend.cli import serve_named
 
-    main(plugin(name))
+    serve_named(name)

@@ -14,15 +14,21 @@ import time
 
 from resource_extend import errors
 from resource_extend.errors import PluginError
-from resource_extend.verb import Call, Plugin, Verb
+from resource_extend.verb import PREFETCHING, Call, Plugin, Verb, prefetch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn, TypeVar
 
+    from resource_extend.config import Config
+    from resource_extend.etcd.protocol import KV
     from resource_extend.kind import Record
 
     R = TypeVar("R", bound=Record)
+    # What a call parsed before its manifest was imported: the configuration, the request and the etcd
+    # client its first read went out on (``parsed``), or what that raised.
+    Parsed = tuple[Config, Any, KV | None]
+    Early = Parsed | Exception
 
 EXIT_FAILED = 128
 EXIT_USAGE = 2
@@ -32,10 +38,26 @@ DOCTOR = "doctor"
 EXPLAIN = "explain"
 
 
-def main(plugin: Plugin[Any], argv: list[str] | None = None) -> NoReturn:
+def serve_named(name: str) -> NoReturn:
+    """What an executable runs: ``main`` over the plugin's manifest. A call as core makes it (the verb alone)
+    of a verb that reads its node first (``PREFETCHING``) parses its request and sends that read before the
+    manifest is imported (``parsed``): the manifest's modules and the verb's then load while etcd answers."""
+    from plugins import plugin
+
+    args = sys.argv[1:]
+    early: Early | None = None
+    if len(args) == 1 and args[0] in PREFETCHING:
+        try:
+            early = parsed(name, args[0], None, _read_stdin)
+        except Exception as exc:  # raised by answer() where it would have been, with the same handling
+            early = exc
+    main(plugin(name), args, early)
+
+
+def main(plugin: Plugin[Any], argv: list[str] | None = None, early: Early | None = None) -> NoReturn:
     args = sys.argv[1:] if argv is None else argv
     try:
-        status = _dispatch(plugin, args)
+        status = _dispatch(plugin, args, early)
     except errors.UsageError as exc:
         _err(f"{prog(plugin)}: {exc}")
         from resource_extend import helptext  # help, version and usage texts: never a verb call's
@@ -60,7 +82,7 @@ def _exit(status: int) -> NoReturn:
     posix._exit(status)
 
 
-def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
+def _dispatch(plugin: Plugin[Any], args: list[str], early: Early | None = None) -> int:
     config_flag: str | None = None
     want_help = False
     as_json = verbose = False
@@ -156,7 +178,7 @@ def _dispatch(plugin: Plugin[Any], args: list[str]) -> int:
         return _write(plugin, name, jsonio.utf8(jsonio.dumps(plugin.advertised())))
     verb = plugin.verb(name)
     assert verb is not None
-    return serve(plugin, verb, config_flag)
+    return serve(plugin, verb, config_flag, early)
 
 
 def _doctor(plugin: Plugin[Any], config_flag: str | None, as_json: bool, verbose: bool) -> int:
@@ -172,11 +194,11 @@ def _explain(plugin: Plugin[Any], config_flag: str | None, as_json: bool, nodes:
     return explain.run(plugin, config_flag, as_json, nodes, _read_stdin)
 
 
-def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
+def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None, early: Early | None = None) -> int:
     """One serving call on this process's stdin and stdout; the exit status."""
     debug = posix.environ.get(LOG_ENV.encode(), b"").lower() == b"debug"
     started = time.perf_counter()
-    status, response, error = answer(plugin, verb, config_flag, _read_stdin, debug)
+    status, response, error = answer(plugin, verb, config_flag, _read_stdin, debug, early)
     if status != 0:
         _err(error)
         return status
@@ -187,38 +209,51 @@ def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None) -> int:
 
 
 def answer(
-    plugin: Plugin[R], verb: Verb[R], config_flag: str | None, stdin: Callable[[int], bytes], debug: bool = False
+    plugin: Plugin[R],
+    verb: Verb[R],
+    config_flag: str | None,
+    stdin: Callable[[int], bytes],
+    debug: bool = False,
+    early: Early | None = None,
 ) -> tuple[int, bytes, str]:
     """Config, stdin, request schema, verb, response schema — the first failure ends the call.
 
     ``stdin(limit)`` gives the request's bytes, at most ``limit`` + 1 of them (more shows the request is past
-    ``scheduler.max_stdin_bytes``, and the rest is never read). Returns the exit status, the response as
-    UTF-8 bytes (on success) and the one stderr line (on failure). Nothing here touches the process's
-    streams, so tests can serve calls in-process.
+    ``scheduler.max_stdin_bytes``, and the rest is never read). ``early``: what ``parsed`` gave (or raised)
+    before the manifest was imported (``serve_named``). Returns the exit status, the response as UTF-8
+    bytes (on success) and the one stderr line (on failure). Nothing here touches the process's streams, so
+    tests can serve calls in-process.
     """
     try:
-        from resource_extend import config, jsonio, validation
+        from resource_extend import jsonio, validation
 
-        settings = config.load(plugin.name, config_flag)
-        bounds = settings.bounds
-        data = stdin(bounds.max_stdin_bytes)
-        bounds.check_stdin(len(data))
-        request = jsonio.loads_request(data)
-        bounds.check_request(request)  # before the schema walks a list of a million names
-        call = Call(plugin, verb.name, request, settings)
-        if verb.prefetch and isinstance(request, dict):
-            # The node's record is asked for now (a read; the request is checked next, and a failed prefetch
-            # is silent), so etcd answers while the verb's code loads: ~0.5 ms of a calculate verb's call.
-            call.prefetch(request.get("nodename"))
-        _load_verb(verb.name)
+        if isinstance(early, Exception):
+            raise early
+        settings, request, kv = early or parsed(plugin.name, verb.name, config_flag, stdin)
+        _load_verb(verb.name)  # while etcd answers the verb's first read, if it went out
         validation.check(plugin.name, verb.name, "request", request, plugin.schemas)
-        result = verb.run(call)
+        result = verb.run(Call(plugin, verb.name, request, settings, kv))
         validation.check(plugin.name, verb.name, "response", result, plugin.schemas)
         return 0, jsonio.utf8(jsonio.dumps(result)), ""
     except PluginError as exc:
         return EXIT_FAILED, b"", _failure(plugin, verb.name, str(exc), debug)
     except Exception as exc:  # a bug: still one line, never a traceback on core's output
         return EXIT_FAILED, b"", _failure(plugin, verb.name, f"internal error: {type(exc).__name__}: {exc}", debug)
+
+
+def parsed(plugin: str, verb: str, config_flag: str | None, stdin: Callable[[int], bytes]) -> Parsed:
+    """The call's configuration and request (read and bounded, not yet checked by the schema), and the etcd
+    client that the verb's first read went out on, when it reads the request's node first (verb.prefetch:
+    a read, sent now so that etcd answers while the code loads; its failures are silent)."""
+    from resource_extend import config, jsonio
+
+    settings = config.load(plugin, config_flag)
+    bounds = settings.bounds
+    data = stdin(bounds.max_stdin_bytes)
+    bounds.check_stdin(len(data))
+    request = jsonio.loads_request(data)
+    bounds.check_request(request)  # before the schema walks a list of a million names
+    return settings, request, prefetch(settings, plugin, verb, request)
 
 
 def _load_verb(name: str) -> None:

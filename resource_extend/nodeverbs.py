@@ -71,8 +71,7 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
     """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
     handlers above and in ``nodeupkeep``, the kind's own node verbs and the calculate verbs; ``nodeupkeep`` and
     the manifest's ``calculate`` (``LazyModule``s, so a node verb never imports the calculate verbs) are looked
-    up only when one of their verbs runs. ``prefetch``: the verb's first store operation reads the request's
-    node, which the call asks etcd for early (cli.answer)."""
+    up only when one of their verbs runs."""
     kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
     return (
         Verb(
@@ -81,19 +80,18 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
             lambda call: upkeep.get_metrics_description(call),
         ),
         Verb("get-metrics", "capacity and usage metrics of nodes", lambda call: upkeep.get_metrics(call)),
-        Verb("add-node", words.add_node, lambda call: upkeep.add_node(call), prefetch=True),
+        Verb("add-node", words.add_node, lambda call: upkeep.add_node(call)),
         Verb("remove-node", "forget a node", lambda call: upkeep.remove_node(call)),
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
             lambda call: calculate.get_nodes_deploy_capacity(call),
         ),
-        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity, prefetch=True),
+        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity),
         Verb(
             "get-node-resource-info",
             "a node's capacity and usage, checked against its workloads",
             get_node_resource_info,
-            prefetch=True,
         ),
         Verb(
             "get-nodes-resource-info",
@@ -109,17 +107,15 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
             "set-node-resource-usage",
             "change a node's usage (absolute or delta)",
             kind.set_node_resource_usage,
-            prefetch=True,
         ),
         Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
         Verb(
             "fix-node-resource",
             "reset a node's usage to the sum of its workloads",
             lambda call: upkeep.fix_node_resource(call),
-            prefetch=True,
         ),
-        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call), prefetch=True),
-        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call), prefetch=True),
+        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call)),
+        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call)),
         # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
         Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
     )

@@ -58,23 +58,22 @@ def check_node_name(node: str) -> None:
         raise PluginError(f"node name {node!r} holds the control character {found!r}")
 
 
+def node_key(prefix: str, plugin: str, node: str) -> str:
+    """The key of a node's record: ``NodeStore.key``, for the read a call sends before it opens its store."""
+    return f"{prefix}/resource/{plugin}/{node}"
+
+
 class NodeStore(Generic[R]):
     __slots__ = ("_dir", "_kv", "_record")
 
     def __init__(self, kv: KV, prefix: str, plugin: str, record: type[R]) -> None:
         self._kv = kv
         # Plain concatenation, as the reference's namespaced client does: "/eru/" gives "/eru//resource/…".
-        self._dir = f"{prefix}/resource/{plugin}/"
+        self._dir = node_key(prefix, plugin, "")
         self._record = record
 
     def key(self, node: str) -> str:
         return self._dir + node
-
-    def prefetch(self, node: str) -> None:
-        """Send the read ``get(node)`` (or ``update``, ``exists``…) makes next, before the call loads the verb's
-        code: see ``KV.prefetch``. A name no key may have is left to the verb to refuse."""
-        if 0 < len(node) <= MAX_NODE_NAME:
-            self._kv.prefetch(self.key(node))
 
     def get(self, node: str) -> R:
         entry = self._kv.get(self.key(node))

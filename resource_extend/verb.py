@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
     from resource_extend.config import Config
+    from resource_extend.etcd.protocol import KV
     from resource_extend.kind import CalculateVerbs, Checks, Kind, Metrics, Record
     from resource_extend.params import Payloads
     from resource_extend.store import NodeStore
@@ -35,13 +36,16 @@ else:
 class Call(Generic[R]):
     """Everything one verb invocation may use. The store is opened on first use."""
 
-    __slots__ = ("_store", "config", "plugin", "request", "verb")
+    __slots__ = ("_kv", "_store", "config", "plugin", "request", "verb")
 
-    def __init__(self, plugin: Plugin[R], verb: str, request: dict[str, Any], config: Config) -> None:
+    def __init__(
+        self, plugin: Plugin[R], verb: str, request: dict[str, Any], config: Config, kv: KV | None = None
+    ) -> None:
         self.plugin = plugin
         self.verb = verb
         self.request = request
         self.config = config
+        self._kv = kv  # the etcd client the verb's first read went out on (cli.parsed), if it did
         self._store: NodeStore[R] | None = None
 
     def __repr__(self) -> str:
@@ -54,34 +58,57 @@ class Call(Generic[R]):
             from resource_extend import etcd
             from resource_extend.store import NodeStore
 
-            kv = etcd.open(self.config.etcd)
+            kv = self._kv or etcd.open(self.config.etcd)
             self._store = NodeStore(kv, self.config.etcd.prefix, self.plugin.name, self.plugin.record)
         return self._store
 
-    def prefetch(self, node: object) -> None:
-        """Ask etcd now for the record of ``node`` (the request's unchecked ``nodename``), which the verb reads
-        first: its answer comes while the call loads the verb's code. Only over the gateway, whose store
-        costs nothing to open: the gRPC client's import alone is most of a call."""
-        if isinstance(node, str) and self.config.etcd.transport != "grpc":
-            self.store.prefetch(node)
+
+# The verbs whose first store operation reads the record of the request's `nodename`: the call asks etcd for it
+# as soon as the request is parsed (cli.parsed), before it loads the plugin's manifest and the verb's code, so
+# etcd answers meanwhile. A name, not a flag of the verb: the executable decides before any manifest loads.
+PREFETCHING = frozenset(
+    (
+        "get-node-resource-info",
+        "set-node-resource-capacity",
+        "set-node-resource-usage",
+        "fix-node-resource",
+        "add-node",
+        "calculate-deploy",
+        "calculate-realloc",
+    )
+)
+
+
+def prefetch(config: Config, plugin: str, verb: str, request: object) -> KV | None:
+    """Send the read of the request's node the verb makes first (``PREFETCHING``), and the etcd client it went
+    out on; None when there is none to send: another verb, no `nodename` string, or the gRPC transport,
+    whose import alone is most of a call. The request is not checked yet: this is a read, and any failure
+    of it is silent (``KV.prefetch``)."""
+    node = request.get("nodename") if verb in PREFETCHING and isinstance(request, dict) else None
+    if not isinstance(node, str) or config.etcd.transport == "grpc":
+        return None
+    from resource_extend import etcd
+    from resource_extend.store import MAX_NODE_NAME, node_key
+
+    if not 0 < len(node) <= MAX_NODE_NAME:  # a name no key may have: the verb refuses it
+        return None
+
+    kv = etcd.open(config.etcd)
+    kv.prefetch(node_key(config.etcd.prefix, plugin, node))
+    return kv
 
 
 class Verb(Generic[R]):
     """One entry of a plugin's verb table."""
 
-    __slots__ = ("advertised", "name", "prefetch", "run", "summary")
+    __slots__ = ("advertised", "name", "run", "summary")
 
-    def __init__(
-        self, name: str, summary: str, run: Handler[R], advertised: bool = True, prefetch: bool = False
-    ) -> None:
+    def __init__(self, name: str, summary: str, run: Handler[R], advertised: bool = True) -> None:
         self.name = name
         self.summary = summary
         self.run = run
         # calculate-remap answers upstream core but is left out of `verbs` (spec decision 1).
         self.advertised = advertised
-        # The verb's first store operation reads the record of the request's `nodename`: the call asks for
-        # it before it loads the verb's code (cli.answer, Call.prefetch).
-        self.prefetch = prefetch
 
     def __repr__(self) -> str:
         return f"Verb({self.name!r})"

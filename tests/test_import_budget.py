@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import plugins as registry
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import PLUGINS, ROOT, executable
 
@@ -128,6 +129,23 @@ def report():
         # importlib marks the spec of each module it loads; the start's preload does not.
         by_importlib = [n for n, m in sys.modules.items() if hasattr(getattr(m, "__spec__", None), "_initializing")]
         f.write("!by-importlib\\t%s\\t\\n" % ",".join(sorted(by_importlib)))
+        f.write("!at-first-send\\t%s\\t\\n" % ",".join(first_send))
+
+# What was loaded when the call first sent bytes to etcd (the etcd client makes its sockets from _socket.socket).
+import _socket
+first_send = []
+
+Socket = _socket.socket
+
+class Probed(Socket):
+    __slots__ = ()
+
+    def sendall(self, data, *args):
+        if not first_send:
+            first_send.extend(sorted(sys.modules))
+        return Socket.sendall(self, data, *args)
+
+_socket.socket = Probed
 
 if exe == "-":
     report()
@@ -204,6 +222,7 @@ def served(plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path)
 def ast_classes(modules: dict[str, str]) -> int:
     modules.pop("!zip-directories", None)
     modules.pop("!by-importlib", None)
+    modules.pop("!at-first-send", None)
     return int(modules.pop("!ast-classes").split("\t")[0])
 
 
@@ -266,6 +285,22 @@ def test_a_store_or_calculate_call_loads_every_module_of_its_own_without_importl
     assert not ours, f"{plugin} {verb} imports these through importlib, not the start's preload: {ours}"
 
 
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "set-node-resource-usage", "calculate-deploy"])
+def test_a_call_that_reads_its_node_first_sends_that_read_before_it_loads_the_manifest_and_the_verb(
+    plugin: str, verb: str, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # cli.serve_named: the request parsed and the node's read sent, then the manifest's modules and the verb's
+    # load while etcd answers (boot/start.py MANIFEST_PRELOAD, VERB_PRELOAD).
+    modules = served(plugin, verb, plugin_dirs, tmp_path)
+    at_send = set(modules["!at-first-send"].split("\t")[0].split(","))
+    manifest = registry.manifest_module(plugin)
+    assert "resource_extend.cli" in at_send and "resource_extend.etcd.gateway" in at_send
+    assert manifest in modules and manifest not in at_send
+    assert not [m for m in at_send if m.startswith(("resource_extend.storage.", "resource_extend.counted."))]
+    assert not [m for m in at_send if m.startswith(VALIDATORS)]
+
+
 def test_each_module_a_verb_loads_is_in_one_group_of_code_and_every_call_loads_the_first() -> None:
     sys.path.insert(0, str(ROOT))
     try:
@@ -280,6 +315,8 @@ def test_each_module_a_verb_loads_is_in_one_group_of_code_and_every_call_loads_t
     assert len(flat) == len(set(flat)) == 2 + len({m for ms in verbs.values() for m in ms})
     for modules in verbs.values():
         assert not [g for g in groups[1:] if set(g) & set(modules) and not set(g) <= set(modules)]
+    # What the manifest imports beyond the first group is a piece of its own, second: loaded after the first read.
+    assert build.code_groups(("cli",), verbs, ("record", "kind"))[:3] == [("cli",), ("record", "kind"), ("v.d",)]
 
 
 NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.storage.calculate_verbs",

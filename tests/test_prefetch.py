@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from resource_extend import etcd as transports
-from resource_extend.config import EtcdConfig
+from resource_extend.config import Config, EtcdConfig
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.errors import StoreUnavailable
 from resource_extend.etcd.connection import Connection
 from resource_extend.etcd.gateway import GatewayKV
 from resource_extend.store import MAX_NODE_NAME, NodeStore
+from resource_extend.verb import prefetch
 from resource_extend_dev.conformance import run_plugin
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import PLUGINS, executable, one_clean_line, plugin_dir
@@ -53,7 +54,7 @@ def seeded(etcd: DevEtcd, prefix: str, nodes: dict[str, dict[str, int]]) -> None
 def test_a_prefetched_read_is_the_verbs_read_and_is_not_sent_again(etcd: DevEtcd, prefix: str) -> None:
     seeded(etcd, prefix, {"n1": {"a": 2}})
     kv, store = gateway_store((etcd.url,), prefix)
-    store.prefetch("n1")
+    kv.prefetch(store.key("n1"))
     assert kv._conn is not None and kv._pending is not None
     sent = Sent(kv._conn)
     assert store.get("n1").capacity == {"a": 2}
@@ -65,7 +66,7 @@ def test_a_prefetched_read_is_the_verbs_read_and_is_not_sent_again(etcd: DevEtcd
 def test_a_guarded_write_after_a_prefetched_read_lands_once(etcd: DevEtcd, prefix: str) -> None:
     seeded(etcd, prefix, {"n1": {"a": 2}})
     kv, store = gateway_store((etcd.url,), prefix)
-    store.prefetch("n1")
+    kv.prefetch(store.key("n1"))
     done = store.update("n1", lambda stored: GpuRecord({"a": 2}, {"a": 1}))
     assert kv._pending is None
     assert done.before == GpuRecord({"a": 2}, {}) and done.after == GpuRecord({"a": 2}, {"a": 1})
@@ -78,7 +79,7 @@ def test_any_other_request_after_a_prefetch_gets_its_own_answer(etcd: DevEtcd, p
     # n1's record to a read of n2, or a range to a write.
     seeded(etcd, prefix, {"n1": {"a": 1}, "n2": {"b": 2}})
     kv, store = gateway_store((etcd.url,), prefix)
-    store.prefetch("n1")
+    kv.prefetch(store.key("n1"))
     if then == "get another node":
         assert store.get("n2").capacity == {"b": 2}
     elif then == "put":
@@ -101,7 +102,7 @@ def test_a_prefetch_to_an_endpoint_that_refuses_is_silent_and_the_read_fails_as_
     with pytest.raises(StoreUnavailable) as without:
         plain.get("n1")
     kv, store = gateway_store((dead,), prefix)
-    store.prefetch("n1")  # no exception: the verb may still fail on its request first
+    kv.prefetch(store.key("n1"))  # no exception: the verb may still fail on its request first
     assert kv._unreachable is not None
     with pytest.raises(StoreUnavailable) as after:
         store.get("n1")
@@ -115,15 +116,46 @@ def test_prefetch_leaves_several_endpoints_and_auth_to_the_usual_connection(
 ) -> None:
     machines = (etcd.url, f"http://127.0.0.1:{free_port()}") if config.pop("several", False) else (etcd.url,)
     kv, store = gateway_store(machines, prefix, **config)
-    store.prefetch("n1")
+    kv.prefetch(store.key("n1"))
     assert kv._conn is None and kv._pending is None and kv._unreachable is None
 
 
-def test_prefetch_sends_nothing_for_a_name_no_key_may_have(etcd: DevEtcd, prefix: str) -> None:
-    kv, store = gateway_store((etcd.url,), prefix)
-    store.prefetch("")
-    store.prefetch("x" * (MAX_NODE_NAME + 1))
-    assert kv._conn is None and kv._pending is None
+def config_of(etcd_url: str, prefix: str, **kw: Any) -> Config:
+    return Config("test.yaml", EtcdConfig(machines=(etcd_url,), prefix=prefix, **kw))
+
+
+@pytest.mark.parametrize(
+    ("verb", "request_doc"),
+    [
+        ("get-node-resource-info", {"nodename": ""}),
+        ("get-node-resource-info", {"nodename": "x" * (MAX_NODE_NAME + 1)}),
+        ("get-node-resource-info", {"nodename": 7}),
+        ("get-node-resource-info", ["n1"]),
+        ("remove-node", {"nodename": "n1"}),
+        ("get-nodes-resource-info", {"nodenames": ["n1"]}),
+    ],
+)
+def test_no_read_is_sent_for_a_verb_that_does_not_read_its_node_first_or_a_name_no_key_may_have(
+    etcd: DevEtcd, prefix: str, verb: str, request_doc: Any
+) -> None:
+    assert prefetch(config_of(etcd.url, prefix), "gpu", verb, request_doc) is None
+
+
+def test_the_read_sent_is_the_one_the_verbs_store_makes(etcd: DevEtcd, prefix: str) -> None:
+    seeded(etcd, prefix, {"n1": {"a": 2}})
+    kv = prefetch(config_of(etcd.url, prefix), "gpu", "calculate-deploy", {"nodename": "n1"})
+    assert isinstance(kv, GatewayKV) and kv._pending is not None
+    store = NodeStore(kv, prefix, "gpu", GpuRecord)
+    assert kv._conn is not None
+    sent = Sent(kv._conn)
+    assert store.get("n1").capacity == {"a": 2}
+    assert sent.posts == []
+
+
+def test_no_read_is_sent_over_grpc(etcd: DevEtcd, prefix: str) -> None:
+    assert (
+        prefetch(config_of(etcd.url, prefix, transport="grpc"), "gpu", "calculate-deploy", {"nodename": "n1"}) is None
+    )
 
 
 def test_prefetch_over_grpc_does_nothing(etcd: DevEtcd, prefix: str) -> None:

@@ -28,8 +28,13 @@ ENTRY = ("plugins.gpu", "main")  # build.py writes the executable's entry point 
 # order before the entry runs, each finds what it imports already loaded, which spares importlib's
 # machinery in Python (~10 µs a module) for ~35 modules. Any order is correct; this one is the fast one.
 PRELOAD = ()  # type: tuple[str, ...]
-# What each verb imports whenever it runs, beyond PRELOAD (its validators, a calculate verb's scheduler), in
-# the order their imports complete (build.py finds it): loaded the same way when the call asks (load_verb).
+# What the plugin's manifest imports beyond PRELOAD (its record, payloads, node verbs), in the order their
+# imports complete (build.py finds it): loaded the same way when the call imports the manifest
+# (load_manifest), which a verb call does once it has sent its first read to etcd (cli.serve_named).
+MANIFEST_PRELOAD = ()  # type: tuple[str, ...]
+# What each verb imports whenever it runs, beyond PRELOAD and MANIFEST_PRELOAD (its validators, a calculate
+# verb's scheduler), in the order their imports complete (build.py finds it): loaded the same way when the call
+# asks (load_verb).
 VERB_PRELOAD = {}  # type: dict[str, tuple[str, ...]]
 # Where module paths point inside the archive (``__file__``): the staged site-packages, whose data files
 # (the schemas) are members under it.
@@ -308,6 +313,12 @@ def boot(fd: int, found: "list[str]") -> None:
 
 
 INSTALLED = None  # type: CodeTable | None
+
+
+def load_manifest() -> None:
+    """Load the manifest's modules (``MANIFEST_PRELOAD``) as ``PRELOAD`` was loaded (plugins.plugin asks)."""
+    if INSTALLED is not None:
+        INSTALLED.preload(MANIFEST_PRELOAD)
 
 
 def load_verb(verb: str) -> None:
