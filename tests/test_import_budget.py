@@ -81,6 +81,7 @@ calculate verbs and their schedulers, imported when one runs
     resource_extend.storage.scheduler.placement resource_extend.storage.scheduler.affinity
     resource_extend.storage.scheduler.assembly resource_extend.storage.scheduler.passes
     resource_extend.storage.scheduler.enumeration resource_extend.storage.scheduler.outcome
+    resource_extend.storage.scheduler.quotaplans
     resource_extend.storage.scheduler.classes resource_extend.storage.scheduler.host
     resource_extend.storage.scheduler.limits resource_extend.storage.workload_request
     resource_extend.deploy
@@ -351,16 +352,20 @@ def test_a_deploy_loads_neither_explains_words_nor_reallocs_placement(
 ) -> None:
     # scheduler/limits.py words why a pass stopped (only explain asks) and scheduler/affinity.py places a
     # realloc: ~19 KB of code a calculate-deploy would otherwise unmarshal, imported where they are used.
-    # So are the counts (scheduler/count.py: VolumeCount, DeployCount), a realloc (scheduler/resize.py) and
-    # the other calculate verbs' requests and answer (each module a class or two a deploy never creates).
+    # So are the counts (scheduler/count.py: VolumeCount, DeployCount), a realloc (scheduler/resize.py),
+    # the other calculate verbs' requests and answer (each module a class or two a deploy never creates),
+    # and the enumeration of a request with disk quotas (scheduler/quotaplans.py: ~15 KB and a class), which a
+    # request of sizes alone, such as this one, never runs.
     modules = served("storage", "calculate-deploy", plugin_dirs, tmp_path)
     assert "resource_extend.storage.scheduler.workloads" in modules
+    assert "resource_extend.storage.scheduler.enumeration" in modules
     assert (
         not {
             "resource_extend.storage.scheduler.limits",
             "resource_extend.storage.scheduler.affinity",
             "resource_extend.storage.scheduler.count",
             "resource_extend.storage.scheduler.resize",
+            "resource_extend.storage.scheduler.quotaplans",
         }
         & modules.keys()
     )

@@ -12,14 +12,15 @@ The modules, in the order a call runs them:
   them (engine params and workload resources, counts with the storage side).
 - ``classes``: a request split the way the scheduler treats it; ``host``: the node's free bytes and quota.
 - ``passes``: a pass and the promotion loop; ``enumeration``: a pass's best-fit enumeration of normal
-  bindings and its mount-only case; ``outcome``: what a pass records.
+  bindings of sizes alone; ``quotaplans``: that of bindings with disk quotas, and the mount-only case (imported
+  only when a request has quotas); ``outcome``: what a pass records.
 - ``assembly``: the returned plans, built from the last pass's records.
 - ``limits``: why a pass stopped, in words, for ``explain``.
 
 Speed comes from doing less, never from different answers: a pass records only the chosen devices
 (plans are built for the plans returned, not for every attempt), disk lookups are cached per path, a
 count never builds plans, the mount-only case uses the reference's closed form, the best-fit
-enumeration charges a run of identical attempts at once (``enumeration.Pattern.repeats``) instead of
+enumeration charges a run of identical attempts at once (``quotaplans.Pattern.repeats``) instead of
 simulating each, and a request counted over many nodes is classified once (``placement.VolumeCount``).
 The property tests compare all of it with a plain transcription of the spec's loop, and the
 enumeration with the attempt-by-attempt simulation it replaced (tests/unit/storage/test_scheduler_*.py).

@@ -3,7 +3,7 @@ monopoly groups on the unused ones, promoting unused volumes while monopoly plan
 
 from __future__ import annotations
 
-from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
+from resource_extend.storage.scheduler.enumeration import place_sizes
 from resource_extend.storage.scheduler.host import charge, quota_of
 from resource_extend.storage.scheduler.outcome import Pass
 
@@ -85,8 +85,12 @@ def run_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: i
         if request.sizes_only:
             place_sizes(host, quotas, request, normal_bound, keep, result)
         else:
+            from resource_extend.storage.scheduler.quotaplans import place_normal  # a request with quotas only
+
             place_normal(host, quotas, request, normal_bound, keep, result)
     elif request.iops_mounts:
+        from resource_extend.storage.scheduler.quotaplans import mount_only
+
         result.normal_count, result.mount_only_disks = mount_only(host, quotas, request, normal_bound, result)
     else:
         result.normal_count = bound

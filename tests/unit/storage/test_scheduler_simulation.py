@@ -31,11 +31,12 @@ from resource_extend.storage.scheduler import enumeration
 from resource_extend.storage.scheduler.assembly import Assembly, Placement
 from resource_extend.storage.scheduler.classes import ClassifiedRequest
 from resource_extend.storage.scheduler.count import VolumeCount, volume_capacity
-from resource_extend.storage.scheduler.enumeration import mount_only, place_normal, place_sizes
+from resource_extend.storage.scheduler.enumeration import place_sizes
 from resource_extend.storage.scheduler.host import Host, Quotas, charge, quota_of
 from resource_extend.storage.scheduler.outcome import Pass
 from resource_extend.storage.scheduler.passes import place_mono, schedule, skip_futile_passes
 from resource_extend.storage.scheduler.placement import volume_plans
+from resource_extend.storage.scheduler.quotaplans import mount_only, place_normal
 from tests.support import examples
 
 GIB = 1 << 30
