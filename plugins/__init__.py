@@ -48,6 +48,8 @@ def plugin(name: str) -> Plugin[Any]:
         boot.load_manifest()
     __import__(module)  # not importlib: one more import on every call
     found: Plugin[Any] = sys.modules[module].PLUGIN
+    if found.name != name:  # the config file and the etcd directory a call reads are named before it loads
+        raise ValueError(f"plugin {name!r}: its manifest {module} declares {found.name!r}")
     return found
 
 

@@ -51,7 +51,20 @@ def serve_named(name: str) -> NoReturn:
             early = parsed(name, args[0], None, _read_stdin)
         except Exception as exc:  # raised by answer() where it would have been, with the same handling
             early = exc
-    main(plugin(name), args, early)
+    try:
+        manifest = plugin(name)
+    except Exception as exc:  # as the start words a plugin that cannot load (boot/start.py main)
+        _not_loaded(args, exc)
+    main(manifest, args, early)
+
+
+def _not_loaded(args: list[str], exc: Exception) -> NoReturn:
+    """The one line of a call whose plugin's code does not load (a damaged archive, say), and its status."""
+    boot = sys.modules.get("_resource_extend_boot")  # the start's own wording of the verb, where it ran
+    where = boot.verb_of(args) if boot is not None else next((" " + a for a in args if not a.startswith("-")), "")
+    program = sys.argv[0].rpartition("/")[2]
+    _err(f"{program}{where}: internal error while loading the plugin: {type(exc).__name__}: {exc}")
+    _exit(EXIT_FAILED)
 
 
 def main(plugin: Plugin[Any], argv: list[str] | None = None, early: Early | None = None) -> NoReturn:
@@ -260,7 +273,10 @@ def _load_verb(name: str) -> None:
     """The verb's own modules, loaded the start's way (boot/start.py ``load_verb``) when the executable runs."""
     boot = sys.modules.get("_resource_extend_boot")
     if boot is not None:
-        boot.load_verb(name)
+        try:
+            boot.load_verb(name)
+        except Exception as exc:  # worded as the start words the rest of the plugin's code not loading
+            raise PluginError(f"internal error while loading the plugin: {type(exc).__name__}: {exc}") from None
 
 
 def _read_stdin(limit: int) -> bytes:

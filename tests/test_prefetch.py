@@ -4,6 +4,7 @@ answered to the verb's own read, and never a way to read a wrong answer, write, 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import socket
 import threading
@@ -233,3 +234,85 @@ def test_the_executable_asks_for_the_node_before_it_checks_the_request_and_a_bad
     assert head.startswith(b"POST /v3/kv/range HTTP/1.1\r\n")
     key = base64.b64decode(json.loads(body)["key"]).decode()
     assert key == f"{prefix}/resource/{plugin}/n1"
+
+
+@pytest.mark.parametrize("verb", ["get-node-resource-info", "name"])
+def test_a_plugin_whose_manifest_code_is_damaged_fails_in_one_line(
+    tmp_path: Path, etcd: DevEtcd, prefix: str, verb: str
+) -> None:
+    # The manifest's code loads after the start's guard (cli.serve_named imports it once the first read is
+    # out): a damaged piece of it still ends the call in the start's one line, exit 128, no traceback.
+    import marshal
+    import shutil
+    import zipfile
+
+    plugin = PLUGINS[0]
+    damaged = tmp_path / f"resource-{plugin}"
+    shutil.copy2(executable(plugin), damaged)
+    with zipfile.ZipFile(damaged) as archive:
+        names = [n for n in archive.namelist() if n.startswith("_code/cpython-") and n.endswith(".marshal")]
+        indexes = [marshal.loads(archive.read(n)) for n in names]
+    indexes = [index for index in indexes if isinstance(index, tuple) and len(index) == 6]
+    assert indexes
+    with damaged.open("r+b") as raw:
+        for index in indexes:
+            offset, _ = index[5][1]  # the pieces: what every call loads, then the manifest's
+            raw.seek(offset)
+            raw.write(b"\0")  # no marshal type code
+    work = plugin_dir(tmp_path / "work", plugin, {"machines": [etcd.url], "prefix": prefix})
+    out = run_plugin(str(damaged), verb, json.dumps({"nodename": "n1"}).encode(), str(work), timeout=20)
+    line = one_clean_line(out)
+    assert line.startswith(f"resource-{plugin} {verb}: internal error while loading the plugin: "), line
+    assert "bad marshal data" in line
+
+
+@pytest.fixture
+def unanswered_dial() -> Iterator[str]:
+    """A listener whose accept queue is full: a new connection attempt is dropped, so connect() hangs."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    queued = []
+    for _ in range(4):
+        client = socket.socket()
+        client.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            client.connect(("127.0.0.1", port))
+        queued.append(client)
+    threading.Event().wait(0.3)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        for client in queued:
+            client.close()
+        server.close()
+
+
+def test_a_refused_request_does_not_wait_out_the_dial_timeout_of_a_member_that_drops_connections(
+    tmp_path: Path, prefix: str, unanswered_dial: str
+) -> None:
+    # The prefetch gives up its dial after PREFETCH_DIAL (0.1 s); the request then fails on its schema.
+    import time
+
+    from resource_extend.etcd.gateway import PREFETCH_DIAL
+
+    plugin = PLUGINS[0]
+    work = plugin_dir(tmp_path, plugin, {"machines": [unanswered_dial], "prefix": prefix, "dial_timeout": 5})
+    request = {"nodename": "n1", "deploy_count": "two", "workload_resource_request": {}}
+    started = time.monotonic()
+    out = run_plugin(executable(plugin), "calculate-deploy", json.dumps(request).encode(), str(work), timeout=20)
+    took = time.monotonic() - started
+    line = one_clean_line(out)
+    assert "deploy_count" in line and "etcd" not in line, line
+    assert took < 5 * 0.5, f"{took:.2f} s: the call waited on the dial (prefetch budget {PREFETCH_DIAL} s)"
+
+
+def test_a_prefetch_whose_dial_takes_too_long_is_given_up_not_taken_for_a_refusal(
+    prefix: str, unanswered_dial: str
+) -> None:
+    # Given up after PREFETCH_DIAL: the verb's own request dials again with the whole dial timeout (a slow
+    # member may still answer it); only a refused dial is the verb's error at once.
+    kv, store = gateway_store((unanswered_dial,), prefix)
+    kv.prefetch(store.key("n1"))
+    assert kv._conn is None and kv._pending is None and kv._unreachable is None

@@ -14,6 +14,8 @@ is imported where it starts: reads of many keys and scans (gatewaybulk.py), auth
 
 from __future__ import annotations
 
+import _socket
+
 from resource_extend import errors, jsonio
 from resource_extend.etcd import base64text
 from resource_extend.etcd.connection import Connection
@@ -55,20 +57,27 @@ class GatewayKV:
             return
         if len(self._policy.endpoints) != 1 or self._config.username:
             return
+        conn = None
         try:
             payload = jsonio.compact({"key": base64text.encode(key.encode())}).encode()
             self._policy.start()
             try:
-                conn = Connection.open(self._policy.endpoints[0], self._config, self._policy.dial_timeout())
+                # A dial that takes longer is left to the verb (which may yet refuse its request unread):
+                # past PREFETCH_DIAL the prefetch gives up, so a member that drops the connection attempt
+                # costs a call that fails on its request that much, not the dial timeout.
+                dial = min(PREFETCH_DIAL, self._policy.dial_timeout())
+                conn = Connection.open(self._policy.endpoints[0], self._config, dial)
+            except (TimeoutError, _socket.timeout):  # 3.9's socket.timeout is no TimeoutError
+                return
             except OSError as exc:
-                self._unreachable = exc  # the verb's request fails with it, not after a second dial timeout
+                self._unreachable = exc  # refused: the verb's request fails with it, not after a second dial
                 return
-            try:
-                conn.send([(RANGE, payload)], None, self._policy.request_timeout())
-            except OSError:
-                conn.close()  # not sent: the verb's read goes the usual way, on a new connection
-                return
-        except Exception:  # a key or configuration the verb's own request then fails on, with its own error
+            conn.send([(RANGE, payload)], None, self._policy.request_timeout())
+        except BaseException as exc:  # not sent: the verb's read goes the usual way, with its own errors
+            if conn is not None:
+                conn.close()
+            if not isinstance(exc, Exception):
+                raise
             return
         self._conn, self._token, self._pending = conn, None, payload
 
@@ -131,6 +140,7 @@ class GatewayKV:
             try:
                 if pending is not None and conn is self._conn:  # this read went out before the verb's code loaded
                     self._pending = pending = None
+                    conn.settimeout(policy.request_timeout())  # from now: loading the code took some of it
                     early = conn.receive()
                 status, data = (
                     early if early is not None else conn.post(path, payload, self._token, policy.request_timeout())
@@ -187,6 +197,8 @@ class GatewayKV:
 
 
 RANGE = "/v3/kv/range"
+# How long prefetch waits for a connection (seconds): one round trip to a member is a fraction of this.
+PREFETCH_DIAL = 0.1
 TXN = "/v3/kv/txn"
 
 # What parsing an answer's JSON can raise when the bytes are not what etcd sends: a JSON or base64 error

@@ -399,6 +399,38 @@ def test_nesting_past_most_nested_is_refused_by_every_reading_whatever_the_inter
                 read()
 
 
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@given(st.integers(jsonio.MOST_NESTED - 3, jsonio.MOST_NESTED + 3), st.lists(st.sampled_from("[{"), max_size=8))
+def test_a_text_is_refused_exactly_when_it_nests_past_most_nested_short_texts_skipping_the_count(
+    depth: int, shape: list[str]
+) -> None:
+    # The tightest texts of a depth: a text of at most 2 * MOST_NESTED characters is never counted, and
+    # no text that short nests past MOST_NESTED; one bracket more nests past it and is refused.
+    import json
+
+    opening = ("[" * depth)[: depth - len(shape)] + "".join(shape) if len(shape) < depth else "[" * depth
+    inner = "0"
+    for bracket in reversed(opening):
+        inner = f"[{inner}]" if bracket == "[" else f'{{"k":{inner}}}'
+    value = json.loads(inner)
+    assert _depth(value) == depth
+    if depth <= jsonio.MOST_NESTED:
+        assert jsonio.loads(inner) == value
+        assert jsonio.load_document(inner.encode()) == value
+    else:
+        with pytest.raises(ValueError, match="nested too deeply"):
+            jsonio.loads(inner)
+        with pytest.raises(PluginError, match="nested too deeply"):
+            jsonio.load_document(inner.encode())
+
+
 def test_many_brackets_that_nest_shallowly_read() -> None:
     text = '{"nodes":[' + ",".join(['{"a":[1]}'] * 5000) + "]}"
     assert len(jsonio.loads_request(text.encode())["nodes"]) == 5000
