@@ -126,9 +126,10 @@ def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, byt
 
     client = None
     try:
-        client = h2.Client(conn.endpoint, kv._token, kv._policy.dial_timeout())
+        dial, timeout = kv._policy.dial_timeout(), kv._policy.request_timeout()  # before a socket is open
+        client = h2.Client(conn.endpoint, kv._token, dial)
         messages = [rangewire.range_request(key, end, revision) for key, end in spans]
-        streams = client.send(rangewire.PATH, messages[:H2_AHEAD], kv._policy.request_timeout())
+        streams = client.send(rangewire.PATH, messages[:H2_AHEAD], timeout)
     except (OSError, ValueError):
         if client is not None:
             client.close()

@@ -95,6 +95,7 @@ class Client:
         self._authority = f"{endpoint.host}:{endpoint.port}".encode()
         self._token = token.encode() if token else None
         self._streams: dict[int, Stream] = {}
+        self._buffered = 0  # DATA held for the streams in flight: MAX_MESSAGE bounds it all
         self._next = 1
         self._buf = bytearray()
         self._at = 0
@@ -147,6 +148,7 @@ class Client:
         while not state.done:
             self._frame()
         del self._streams[stream]
+        self._buffered -= len(state.data)
         if not state.fields:
             raise Failed("an answer without headers")
         head = dict(state.fields[0])
@@ -179,9 +181,12 @@ class Client:
         payload = self._read(length)
         if kind == DATA:
             state = self._stream(stream)
-            if len(state.data) + length > MAX_MESSAGE:
-                raise Failed("an answer beyond the message bound")
-            state.data += _unpadded(payload, flags)
+            # Bounded over the connection: every stream in flight buffers, not only the one awaited.
+            data = _unpadded(payload, flags)
+            self._buffered += len(data)
+            if self._buffered > MAX_MESSAGE:
+                raise Failed("answers beyond the message bound")
+            state.data += data
             if flags & END_STREAM:
                 state.done = True
         elif kind == HEADERS:
@@ -198,7 +203,7 @@ class Client:
                     raise Failed("a header block not continued")
                 if size > MAX_FRAME or len(block) + size > MAX_HEAD:
                     raise Failed("a header block beyond the bound")
-                flags = (flags & END_STREAM) | more[4]
+                flags |= more[4] & END_HEADERS  # CONTINUATION defines no other flag
                 block += self._read(size)
             state.fields.append(self._decoder.decode(block))
             if flags & END_STREAM:

@@ -87,7 +87,7 @@ def range_response(data: bytes) -> tuple[int, list[tuple[bytes, bytes, int]]]:
     The loop over records runs once per node of a bulk read: its common fields are read inline, with a
     varint of one byte (a length under 128) taken without a call."""
     records: list[tuple[bytes, bytes, int]] = []
-    revision = 0
+    revision = more = count = 0
     i, size = 0, len(data)
     try:
         while i < size:
@@ -112,6 +112,8 @@ def range_response(data: bytes) -> tuple[int, list[tuple[bytes, bytes, int]]]:
                 while i < end:
                     tag = data[i]
                     i += 1
+                    if tag >= 0x80:  # a tag in more bytes than it needs: legal protobuf, read as the same field
+                        tag, i = _more(data, i, tag)
                     if tag == 0x0A or tag == 0x2A:  # key (1), value (5)
                         length = data[i]
                         i += 1
@@ -143,20 +145,30 @@ def range_response(data: bytes) -> tuple[int, list[tuple[bytes, bytes, int]]]:
                         if i - start > 10:
                             raise ValueError("a varint beyond 10 bytes")
                     else:
-                        if tag >= 0x80:
-                            tag, i = _more(data, i, tag)
                         if not tag >> 3:
                             raise ValueError("field number 0")
                         i = _skip(data, i, tag, end)
                 if i != end:
                     raise ValueError("a record's fields past its end")
                 records.append((key, value, mod))
+            elif tag == 0x18 or tag == 0x20:  # more (3), count (4): varints checked against the records
+                number = data[i]
+                i += 1
+                if number >= 0x80:
+                    number, i = _more(data, i, number)
+                if tag == 0x18:
+                    more = number
+                else:
+                    count = number
             else:
                 if not tag >> 3:
                     raise ValueError("field number 0")
                 i = _skip(data, i, tag, size)
     except IndexError:
         raise ValueError("a RangeResponse cut short") from None
+    # Asked without a limit, etcd answers every key of the range: `more` never set, `count` the records'.
+    if more or count != len(records):
+        raise ValueError(f"{len(records)} records answered of {count} counted (more: {more})")
     return revision, records
 
 

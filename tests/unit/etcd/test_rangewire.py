@@ -43,15 +43,28 @@ def test_a_range_response_reads_as_the_generated_code_wrote_it(
     message.header.raft_term = 7
     for record in records:
         message.kvs.add(**record)
+    if more or count != len(records):  # etcd, asked without a limit, answers every record it counts
+        with pytest.raises(ValueError, match="records answered of"):
+            rangewire.range_response(message.SerializeToString())
+        message.more, message.count = False, len(records)
     found = rangewire.range_response(message.SerializeToString())
     assert found == (revision, [(r["key"], r["value"], r["mod_revision"]) for r in records])
+
+
+def test_a_record_whose_field_tags_take_more_bytes_than_they_need_reads_as_the_generated_code_reads_it() -> None:
+    # Legal protobuf: a tag is a varint, which may be written with a redundant continuation byte.
+    record = b"\x8a\x00\x01k" + b"\xaa\x00\x01w" + b"\x98\x00\x07"  # key (1), value (5), mod_revision (3)
+    data = b"\x12" + bytes((len(record),)) + record + b"\x20\x01"  # and count (4) 1
+    message = rpc_pb2.RangeResponse.FromString(data)
+    assert [(kv.key, kv.value, kv.mod_revision) for kv in message.kvs] == [(b"k", b"w", 7)]
+    assert rangewire.range_response(data) == (0, [(b"k", b"w", 7)])
 
 
 def test_unknown_fields_of_every_wire_type_are_skipped() -> None:
     record = kv_pb2.KeyValue(key=b"k", value=b"v", mod_revision=300).SerializeToString()
     # fields 9 (varint), 10 (fixed64), 11 (bytes), 12 (fixed32), before the record's own
     unknown = b"\x48\x96\x01" + b"\x51" + bytes(8) + b"\x5a\x02ab" + b"\x65" + bytes(4)
-    wrapped = unknown + b"\x12" + bytes((len(unknown + record),)) + unknown + record
+    wrapped = unknown + b"\x12" + bytes((len(unknown + record),)) + unknown + record + b"\x20\x01"
     assert rangewire.range_response(wrapped) == (0, [(b"k", b"v", 300)])
 
 
