@@ -14,7 +14,7 @@ import time
 
 from resource_extend import errors
 from resource_extend.errors import PluginError
-from resource_extend.verb import PREFETCHING, Call, Plugin, Verb, prefetch
+from resource_extend.verb import BULK_PREFETCHING, PREFETCHING, Call, Plugin, Verb, prefetch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,13 +40,14 @@ EXPLAIN = "explain"
 
 def serve_named(name: str) -> NoReturn:
     """What an executable runs: ``main`` over the plugin's manifest. A call as core makes it (the verb alone)
-    of a verb that reads its node first (``PREFETCHING``) parses its request and sends that read before the
-    manifest is imported (``parsed``): the manifest's modules and the verb's then load while etcd answers."""
+    of a verb that reads its node first (``PREFETCHING``), or its nodes in bulk (``BULK_PREFETCHING``), parses
+    its request and sends that first read before the manifest is imported (``parsed``): the manifest's modules
+    and the verb's then load while etcd answers."""
     from plugins import plugin
 
     args = sys.argv[1:]
     early: Early | None = None
-    if len(args) == 1 and args[0] in PREFETCHING:
+    if len(args) == 1 and (args[0] in PREFETCHING or args[0] in BULK_PREFETCHING):
         try:
             early = parsed(name, args[0], None, _read_stdin)
         except Exception as exc:  # raised by answer() where it would have been, with the same handling

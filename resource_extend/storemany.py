@@ -10,7 +10,7 @@ from resource_extend.etcd import chunks as plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import TypeVar
 
     from resource_extend.etcd.protocol import KV
@@ -52,11 +52,27 @@ def _read_many(store: NodeStore[R], source: KV, record: type[R], wanted: list[st
     # never the directory, nor many records between two wanted keys. The transport reads the next
     # chunk while this decodes the last.
     by_key = {store.key(node): node for node in wanted}
-    ordered = sorted(by_key)  # code point order is etcd's byte order for UTF-8 keys
-    chunks = [ordered[i : i + plan.CHUNK_KEYS] for i in range(0, len(ordered), plan.CHUNK_KEYS)]
+    chunks = _chunks(by_key)
     for chunk, entries in zip(chunks, source.reads(chunks)):
         for key, entry in zip(chunk, entries):
             yield by_key[key], _decode_or_empty(record, None if entry is None else entry.value)
+
+
+def _chunks(keys: Iterable[str]) -> list[list[str]]:
+    """The distinct ``keys`` in etcd's order (code point order is its byte order for UTF-8 keys), in chunks."""
+    ordered = sorted(keys)
+    return [ordered[i : i + plan.CHUNK_KEYS] for i in range(0, len(ordered), plan.CHUNK_KEYS)]
+
+
+def prefetch(source: KV, directory: str, nodes: list[str]) -> None:
+    """Send the first request of the read of ``nodes``' records under ``directory`` (``get_many``,
+    ``iter_many``) now, before the verb's code loads: ``KV.prefetch`` of the one key, or
+    ``KV.prefetch_reads`` of the chunks ``_read_many`` reads."""
+    wanted = dict.fromkeys(nodes)
+    if len(wanted) == 1:
+        source.prefetch(directory + nodes[0])
+    elif wanted:
+        source.prefetch_reads(_chunks(directory + node for node in wanted))
 
 
 def _decode_or_empty(record: type[R], data: bytes | None) -> R:

@@ -79,13 +79,23 @@ PREFETCHING = frozenset(
 )
 
 
+# The verbs that read their nodes' records in bulk first (NodeStore.get_many or iter_many): the first request
+# of that read (the count of the nodes' keys, or the point reads of a few) goes out as early.
+BULK_PREFETCHING = frozenset(("get-metrics", "get-nodes-deploy-capacity", "get-nodes-resource-info"))
+
+
 def prefetch(config: Config, plugin: str, verb: str, request: object) -> KV | None:
-    """Send the read of the request's node the verb makes first (``PREFETCHING``), and the etcd client it went
-    out on; None when there is none to send: another verb, no `nodename` string, or the gRPC transport,
-    whose import alone is most of a call. The request is not checked yet: this is a read, and any failure
-    of it is silent (``KV.prefetch``)."""
-    node = request.get("nodename") if verb in PREFETCHING and isinstance(request, dict) else None
-    if not isinstance(node, str) or config.etcd.transport == "grpc":
+    """Send the first read the verb makes (``PREFETCHING``: its node's record; ``BULK_PREFETCHING``: the
+    first request of its nodes' records), and return the etcd client it went out on; None when there is
+    none to send: another verb, no node named, or the gRPC transport, whose import alone is most of a call.
+    The request is not checked yet: this is a read, and any failure of it is silent (``KV.prefetch``); a
+    request the verb reads its nodes from otherwise, or refuses, only sends a read nobody takes."""
+    if config.etcd.transport == "grpc" or not isinstance(request, dict):
+        return None
+    if verb in BULK_PREFETCHING:
+        return _prefetch_many(config, plugin, verb, request)
+    node = request.get("nodename") if verb in PREFETCHING else None
+    if not isinstance(node, str):
         return None
     from resource_extend import etcd
     from resource_extend.store import MAX_NODE_NAME, node_key
@@ -95,6 +105,28 @@ def prefetch(config: Config, plugin: str, verb: str, request: object) -> KV | No
 
     kv = etcd.open(config.etcd)
     kv.prefetch(node_key(config.etcd.prefix, plugin, node))
+    return kv
+
+
+def _prefetch_many(config: Config, plugin: str, verb: str, request: dict[str, Any]) -> KV | None:
+    from resource_extend import etcd, storemany
+    from resource_extend.store import node_key
+
+    try:  # the names as the verb reads them; what it refuses, it refuses itself, with its own words
+        if verb == "get-metrics":
+            from resource_extend.metrics import metrics_nodes
+
+            nodes = [name for _, name in metrics_nodes(request)]
+        else:
+            from resource_extend.params import bulk_nodenames
+
+            nodes = bulk_nodenames(request)
+    except Exception:
+        return None
+    if not nodes:
+        return None
+    kv = etcd.open(config.etcd)
+    storemany.prefetch(kv, node_key(config.etcd.prefix, plugin, ""), nodes)
     return kv
 
 

@@ -1,5 +1,6 @@
-"""The early read of a verb's node (cli.answer, ``KV.prefetch``): sent before the call loads the verb's code,
-answered to the verb's own read, and never a way to read a wrong answer, write, or fail differently."""
+"""The early read of a verb's node or nodes (cli.answer, ``KV.prefetch``, ``KV.prefetch_reads``): sent before the
+call loads the verb's code, answered to the verb's own read, and never a way to read a wrong answer, write, or
+fail differently."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from resource_extend import etcd as transports
+from resource_extend import storemany
 from resource_extend.config import Config, EtcdConfig
 from resource_extend.counted.gpu import GpuRecord
 from resource_extend.errors import StoreUnavailable
@@ -133,7 +135,14 @@ def config_of(etcd_url: str, prefix: str, **kw: Any) -> Config:
         ("get-node-resource-info", {"nodename": 7}),
         ("get-node-resource-info", ["n1"]),
         ("remove-node", {"nodename": "n1"}),
-        ("get-nodes-resource-info", {"nodenames": ["n1"]}),
+        ("get-node-resource-info", {"nodenames": ["n1", "n2"]}),
+        ("get-nodes-resource-info", {"nodename": "n1"}),
+        ("get-nodes-resource-info", {"nodenames": []}),
+        ("get-nodes-resource-info", {"nodenames": "n1"}),
+        ("get-nodes-deploy-capacity", {"nodenames": None}),
+        ("get-metrics", {"nodes": 5}),
+        ("get-metrics", {"nodes": []}),
+        ("get-metrics", {"nodes": [{"podname": "p", "nodename": 7}]}),
     ],
 )
 def test_no_read_is_sent_for_a_verb_that_does_not_read_its_node_first_or_a_name_no_key_may_have(
@@ -150,6 +159,78 @@ def test_the_read_sent_is_the_one_the_verbs_store_makes(etcd: DevEtcd, prefix: s
     assert kv._conn is not None
     sent = Sent(kv._conn)
     assert store.get("n1").capacity == {"a": 2}
+    assert sent.posts == []
+
+
+BULK_CASES = {
+    "one node": ["n1"],
+    "a few nodes, one of them twice and one without a record": ["n3", "n1", "n9", "n3"],
+    "many nodes in spans": [f"m{i:03}" for i in range(300)] + ["n2", "zz"],
+    "a few nodes far apart among many others": [f"m{i:03}" for i in range(0, 300, 30)],
+}
+
+
+@pytest.fixture
+def many(etcd: DevEtcd, prefix: str) -> str:
+    seeded(
+        etcd, prefix, {"n1": {"a": 1}, "n2": {"b": 2}, "n3": {"c": 3}, **{f"m{i:03}": {"m": i + 1} for i in range(300)}}
+    )
+    return prefix
+
+
+@pytest.mark.parametrize("case", BULK_CASES)
+def test_a_bulk_read_takes_its_prefetched_first_request_and_reads_what_it_reads_without_it(
+    etcd: DevEtcd, many: str, case: str
+) -> None:
+    # storemany.prefetch sends what get_many sends first (one range, the point reads of a few keys, or the
+    # count of the chunks' spans): get_many takes etcd's answer to it instead of sending it again, and reads
+    # the same records as without it, in the same order.
+    nodes = BULK_CASES[case]
+    _, plain = gateway_store((etcd.url,), many)
+    expected = plain.get_many(nodes)
+    kv, store = gateway_store((etcd.url,), many)
+    storemany.prefetch(kv, store.key(""), nodes)
+    assert kv._conn is not None and kv._pending is not None
+    assert kv._pending[0] == ("/v3/kv/range" if len(set(nodes)) == 1 else "/v3/kv/txn")
+    sent = Sent(kv._conn)
+    read = store.get_many(nodes)
+    assert list(read) == list(expected) and read == expected
+    assert sent.posts == [] and kv._pending is None
+    assert [name for name, _ in store.iter_many(nodes)] == sorted(set(nodes))  # and the next goes out as usual
+
+
+def test_a_bulk_prefetch_not_taken_is_dropped_and_the_read_gets_its_own_answer(etcd: DevEtcd, many: str) -> None:
+    # The count of n1..n3's span is pending; a read of other nodes must not take it for its own.
+    kv, store = gateway_store((etcd.url,), many)
+    storemany.prefetch(kv, store.key(""), ["n1", "n2", "n3"] + [f"m{i:03}" for i in range(20)])
+    assert kv._pending is not None
+    read = store.get_many(["m007", "n2"])
+    assert {node: record.capacity for node, record in read.items()} == {"m007": {"m": 8}, "n2": {"b": 2}}
+    assert kv._pending is None
+
+
+@pytest.mark.parametrize(
+    ("verb", "request_doc", "nodes"),
+    [
+        (
+            "get-metrics",
+            {"nodes": [{"podname": "p", "nodename": "n2"}, {"podname": "p", "nodename": "n1"}]},
+            ["n2", "n1"],
+        ),
+        ("get-metrics", {"podname": "p", "nodename": "n1"}, ["n1"]),
+        ("get-nodes-resource-info", {"nodenames": ["n3", "n1"]}, ["n3", "n1"]),
+        ("get-nodes-deploy-capacity", {"nodenames": [f"m{i:03}" for i in range(40)]}, [f"m{i:03}" for i in range(40)]),
+    ],
+)
+def test_the_bulk_verbs_send_the_first_request_of_their_nodes_read(
+    etcd: DevEtcd, many: str, verb: str, request_doc: Any, nodes: list[str]
+) -> None:
+    kv = prefetch(config_of(etcd.url, many), "gpu", verb, request_doc)
+    assert isinstance(kv, GatewayKV) and kv._conn is not None and kv._pending is not None
+    sent = Sent(kv._conn)
+    store = NodeStore(kv, many, "gpu", GpuRecord)
+    _, plain = gateway_store((etcd.url,), many)
+    assert store.get_many(nodes) == plain.get_many(nodes)
     assert sent.posts == []
 
 
@@ -234,6 +315,37 @@ def test_the_executable_asks_for_the_node_before_it_checks_the_request_and_a_bad
     assert head.startswith(b"POST /v3/kv/range HTTP/1.1\r\n")
     key = base64.b64decode(json.loads(body)["key"]).decode()
     assert key == f"{prefix}/resource/{plugin}/n1"
+
+
+# A workload request each plugin refuses before it reads a record (the schema, or the size's parser).
+BAD_WORKLOAD = {"gpu": ({"prod_count_map": 5}, "prod_count_map"), "storage": ({"storage": "abc"}, "invalid size")}
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_the_executable_reads_its_nodes_before_it_checks_the_request_and_a_bad_one_fails_at_once(
+    tmp_path: Path, prefix: str, plugin: str, silent_etcd: tuple[str, list[bytes]]
+) -> None:
+    # A bulk verb's first request (here the point reads of three nodes) goes out before the request is
+    # checked; the request is then refused, and the call ends without waiting on etcd and sends nothing else.
+    url, received = silent_etcd
+    work = plugin_dir(tmp_path, plugin, {"machines": [url], "prefix": prefix})
+    bad, word = BAD_WORKLOAD[plugin]
+    request = {"nodenames": ["n2", "n1", "n3"], "workload_resource": bad}
+    out = run_plugin(
+        executable(plugin), "get-nodes-deploy-capacity", json.dumps(request).encode(), str(work), timeout=20
+    )
+    line = one_clean_line(out)
+    assert line.startswith(f"resource-{plugin} get-nodes-deploy-capacity: ") and word in line, line
+    assert "etcd" not in line
+    for _ in range(50):
+        if received:
+            break
+        threading.Event().wait(0.1)
+    assert len(received) == 1
+    head, _, body = received[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /v3/kv/txn HTTP/1.1\r\n")
+    keys = [base64.b64decode(op["request_range"]["key"]).decode() for op in json.loads(body)["success"]]
+    assert keys == [f"{prefix}/resource/{plugin}/{node}" for node in ("n1", "n2", "n3")]
 
 
 @pytest.mark.parametrize("verb", ["get-node-resource-info", "name"])

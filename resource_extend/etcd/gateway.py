@@ -43,7 +43,7 @@ class GatewayKV:
         self._token: str | None = None
         # prefetch's read, sent on _conn and not answered yet; or why its connection failed, which the first
         # request then fails with rather than dialling again.
-        self._pending: bytes | None = None
+        self._pending: tuple[str, bytes] | None = None
         self._unreachable: OSError | None = None
 
     # -- KV ------------------------------------------------------------------------------------------
@@ -52,6 +52,16 @@ class GatewayKV:
         return self._call(RANGE, {"key": base64text.encode(key.encode())}, _single(key), read=True)
 
     def prefetch(self, key: str) -> None:
+        self._prefetch(RANGE, lambda: {"key": base64text.encode(key.encode())})
+
+    def prefetch_reads(self, chunks: list[list[str]]) -> None:
+        from resource_extend.etcd import gatewaybulk
+
+        self._prefetch(TXN, lambda: gatewaybulk.first_request(chunks))
+
+    def _prefetch(self, path: str, body: Callable[[], dict[str, Any]]) -> None:
+        """Send ``body`` to ``path`` on a new connection and keep it pending: the next request on it that is
+        the same (path and bytes) takes its answer; any other closes the connection first (``_call``)."""
         # The plain case only (one endpoint, no auth): the others connect through greeting.py's race.
         if self._conn is not None or self._unreachable is not None:
             return
@@ -59,7 +69,7 @@ class GatewayKV:
             return
         conn = None
         try:
-            payload = jsonio.compact({"key": base64text.encode(key.encode())}).encode()
+            payload = jsonio.compact(body()).encode()
             self._policy.start()
             try:
                 # A dial that takes longer is left to the verb (which may yet refuse its request unread):
@@ -72,14 +82,14 @@ class GatewayKV:
             except OSError as exc:
                 self._unreachable = exc  # refused: the verb's request fails with it, not after a second dial
                 return
-            conn.send([(RANGE, payload)], None, self._policy.request_timeout())
+            conn.send([(path, payload)], None, self._policy.request_timeout())
         except BaseException as exc:  # not sent: the verb's read goes the usual way, with its own errors
             if conn is not None:
                 conn.close()
             if not isinstance(exc, Exception):
                 raise
             return
-        self._conn, self._token, self._pending = conn, None, payload
+        self._conn, self._token, self._pending = conn, None, (path, payload)
 
     def scan(self, prefix: str) -> list[Entry]:
         from resource_extend.etcd import gatewaybulk
@@ -128,7 +138,7 @@ class GatewayKV:
         policy.start()
         payload = jsonio.compact(body).encode()
         pending = self._pending
-        if pending is not None and (path != RANGE or payload != pending):
+        if pending is not None and pending != (path, payload):
             self.close()  # another request than the one prefetched: its answer would be read as this one's
             pending = None
         failures: list[str] = []

@@ -63,15 +63,14 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
     # Span reads go over h2 when they can (~9 ms for the 1000 records), the rest as above.
     if not chunks:
         return
-    if len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS:
-        few = chunks[0]
-        yield kv._call(TXN, _point_reads(few, 0, base64text.encode), _aligned(few, base64text.decode), read=True)
+    if _few(chunks):
+        yield kv._call(TXN, first_request(chunks), _aligned(chunks[0], base64text.decode), read=True)
         return
     # More than a few keys (often hundreds) and their records: binascii pays for its import.
     encode, decode = base64text.for_many()
     revision, counts = 0, []
     for at in range(0, len(chunks), CHUNK_KEYS):  # one counting transaction up to 16384 keys
-        counting = _counting(chunks[at : at + CHUNK_KEYS], revision, encode)
+        counting = _counting(chunks[at : at + CHUNK_KEYS], revision, encode) if at else first_request(chunks)
         revision, counted = kv._call(TXN, counting, _counts(len(counting["success"])), read=True)
         counts += counted
     planned = [
@@ -115,6 +114,20 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
             fast[0].close()
         if left:  # a caller that stopped early: answers still due would be read as the next request's
             kv.close()
+
+
+def first_request(chunks: list[list[str]]) -> dict[str, Any]:
+    """The body of the transaction ``reads(chunks)`` sends first: the point reads of a few keys, or the
+    count of the first chunks' spans. A call sends it before its verb's code loads (GatewayKV.prefetch_reads),
+    and ``reads`` takes etcd's answer to it when its own first request is this one, byte for byte."""
+    if _few(chunks):
+        return _point_reads(chunks[0], 0, base64text.encode)
+    encode, _ = base64text.for_many()
+    return _counting(chunks[:CHUNK_KEYS], 0, encode)
+
+
+def _few(chunks: list[list[str]]) -> bool:
+    return len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS
 
 
 def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, bytes]], revision: int) -> H2Reads | None:

@@ -113,6 +113,9 @@ class GrpcKV:
     def prefetch(self, key: str) -> None:
         """Nothing: the verb's code loads before the channel is up (Call.prefetch skips this transport)."""
 
+    def prefetch_reads(self, chunks: list[list[str]]) -> None:
+        """Nothing, as ``prefetch``."""
+
     def scan(self, prefix: str) -> list[Entry]:
         raw = prefix.encode()
         return _entries(self._call("Range", etcdrpc.RangeRequest(key=raw, range_end=prefix_end(raw))))

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
             effort: a transport may do nothing."""
             ...
 
+        def prefetch_reads(self, chunks: list[list[str]]) -> None:
+            """``prefetch`` of the first request ``reads(chunks)`` sends."""
+            ...
+
         def put(self, key: str, value: bytes) -> None: ...
 
         def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
