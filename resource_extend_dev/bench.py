@@ -246,7 +246,7 @@ def capacity_scale(bench: Bench) -> None:
     if "storage" not in bench.plugins:
         return
     samples: dict[int, Sample] = {}
-    for count, runs in ((1000, max(5, bench.runs // 2)), (10000, max(3, bench.runs // 5))):
+    for count, runs in ((1000, bench.runs), (10000, max(3, bench.runs // 5))):
         prefix = f"/scale{count}"
         cwd = bench.plugin_dir(f"scale{count}", "storage", prefix)
         names = [f"node-{i:05}" for i in range(count)]
@@ -287,7 +287,7 @@ def metrics_scale(bench: Bench) -> None:
         many = Command("many", [exe, "get-metrics"], json.dumps({"nodes": nodes}).encode())
         read = Command("etcdctl get --prefix", [bench.etcdctl, "--endpoints", bench.etcd.url, "get", "--prefix",
                                                 f"{prefix}/resource/{plugin}/"])  # fmt: skip
-        b, c, a = side_by_side([many, read, one], cwd, max(5, bench.runs // 2))
+        b, c, a = side_by_side([many, read, one], cwd, bench.runs)
         bench.compare(f"{plugin} get-metrics, 1000 nodes", b, c, "etcdctl get --prefix (the same 1000 records)", 1.5)
         ratio = b.median_ms / a.median_ms
         bench.table.add("  get-metrics, 1 node", a, f"ours {ratio:.2f}×")
