@@ -11,8 +11,9 @@ from resource_extend.etcd import chunks as plan
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
+    from resource_extend.config import Config
     from resource_extend.etcd.protocol import KV
     from resource_extend.kind import Record
     from resource_extend.store import NodeStore
@@ -62,6 +63,30 @@ def _chunks(keys: Iterable[str]) -> list[list[str]]:
     """The distinct ``keys`` in etcd's order (code point order is its byte order for UTF-8 keys), in chunks."""
     ordered = sorted(keys)
     return [ordered[i : i + plan.CHUNK_KEYS] for i in range(0, len(ordered), plan.CHUNK_KEYS)]
+
+
+def prefetch_for(config: Config, plugin: str, verb: str, request: dict[str, Any]) -> KV | None:
+    """verb.prefetch of a bulk verb (``verb.BULK_PREFETCHING``): the first request of the read of the nodes the
+    request names, sent on a new etcd client, which is returned; None when it names none."""
+    try:  # the names as the verb reads them; what it refuses, it refuses itself, with its own words
+        if verb == "get-metrics":
+            from resource_extend.metrics import metrics_nodes
+
+            nodes = [name for _, name in metrics_nodes(request)]
+        else:
+            from resource_extend.params import bulk_nodenames
+
+            nodes = bulk_nodenames(request)
+    except Exception:
+        return None
+    if not nodes:
+        return None
+    from resource_extend import etcd
+    from resource_extend.store import node_key
+
+    kv = etcd.open(config.etcd)
+    prefetch(kv, node_key(config.etcd.prefix, plugin, ""), nodes)
+    return kv
 
 
 def prefetch(source: KV, directory: str, nodes: list[str]) -> None:

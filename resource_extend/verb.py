@@ -93,7 +93,9 @@ def prefetch(config: Config, plugin: str, verb: str, request: object) -> KV | No
     if config.etcd.transport == "grpc" or not isinstance(request, dict):
         return None
     if verb in BULK_PREFETCHING:
-        return _prefetch_many(config, plugin, verb, request)
+        from resource_extend import storemany  # a bulk verb's: it loads it anyway
+
+        return storemany.prefetch_for(config, plugin, verb, request)
     node = request.get("nodename") if verb in PREFETCHING else None
     if not isinstance(node, str):
         return None
@@ -105,28 +107,6 @@ def prefetch(config: Config, plugin: str, verb: str, request: object) -> KV | No
 
     kv = etcd.open(config.etcd)
     kv.prefetch(node_key(config.etcd.prefix, plugin, node))
-    return kv
-
-
-def _prefetch_many(config: Config, plugin: str, verb: str, request: dict[str, Any]) -> KV | None:
-    from resource_extend import etcd, storemany
-    from resource_extend.store import node_key
-
-    try:  # the names as the verb reads them; what it refuses, it refuses itself, with its own words
-        if verb == "get-metrics":
-            from resource_extend.metrics import metrics_nodes
-
-            nodes = [name for _, name in metrics_nodes(request)]
-        else:
-            from resource_extend.params import bulk_nodenames
-
-            nodes = bulk_nodenames(request)
-    except Exception:
-        return None
-    if not nodes:
-        return None
-    kv = etcd.open(config.etcd)
-    storemany.prefetch(kv, node_key(config.etcd.prefix, plugin, ""), nodes)
     return kv
 
 

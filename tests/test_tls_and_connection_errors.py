@@ -207,3 +207,87 @@ def test_a_member_without_the_json_gateway_points_to_the_grpc_transport(
 def test_auth_without_credentials_names_the_keys_to_set(tmp_path: Path, auth_etcd: DevEtcd) -> None:
     line = one_line(call(tmp_path, {"machines": [auth_etcd.url], "prefix": "/eru-auth"}))
     assert "user name is empty" in line and "set etcd.auth.username and etcd.auth.password" in line
+
+
+# -- host names: resolved within the dial's time ----------------------------------------------------------
+
+SLOW = "etcd.slow.test"
+
+
+@pytest.fixture
+def slow_resolver(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The system's resolver, except that a lookup of SLOW hangs, as behind a DNS server that never answers
+    (the resolver's own timeouts and attempts: 10 s and more). Addresses and other names resolve as usual."""
+    import _socket
+    import time
+
+    real = _socket.getaddrinfo
+    asked: list[str] = []
+
+    def getaddrinfo(host: Any, port: Any, *args: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name != SLOW:
+            return real(host, port, *args)
+        if len(args) >= 4 and args[3] & _socket.AI_NUMERICHOST:
+            raise _socket.gaierror(_socket.EAI_NONAME, "Name or service not known")
+        asked.append(name)
+        time.sleep(5)
+        raise _socket.gaierror(_socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(_socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def _gateway(machines: tuple[str, ...], prefix: str, **kw: Any) -> tuple[Any, Any]:
+    from resource_extend.config import EtcdConfig
+    from resource_extend.counted.gpu import GpuRecord
+    from resource_extend.etcd.gateway import GatewayKV
+    from resource_extend.store import NodeStore
+
+    kv = GatewayKV(EtcdConfig(machines=machines, prefix=prefix, **kw))
+    return kv, NodeStore(kv, prefix, "gpu", GpuRecord)
+
+
+def test_a_host_name_the_resolver_does_not_answer_fails_the_call_within_the_dial_timeout(
+    prefix: str, slow_resolver: list[str]
+) -> None:
+    import time
+
+    from resource_extend.errors import StoreUnavailable
+
+    _, store = _gateway((f"http://{SLOW}:2379",), prefix, dial_timeout=0.3)
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable) as failed:
+        store.get("n1")
+    took = time.monotonic() - started
+    assert slow_resolver == [SLOW]
+    assert str(failed.value) == f"etcd unavailable: http://{SLOW}:2379: resolving {SLOW} took longer than 0.3 s"
+    assert took < 1.5, f"{took:.2f} s: the call waited on the resolver, not its dial timeout"
+
+
+def test_the_early_read_gives_up_a_name_the_resolver_is_slow_on_and_leaves_it_to_the_verb(
+    prefix: str, slow_resolver: list[str]
+) -> None:
+    import time
+
+    kv, store = _gateway((f"http://{SLOW}:2379",), prefix)
+    started = time.monotonic()
+    kv.prefetch(store.key("n1"))
+    assert time.monotonic() - started < 1.0
+    assert kv._conn is None and kv._pending is None and kv._unreachable is None
+
+
+def test_a_host_name_reaches_etcd_through_the_resolver_for_one_node_and_in_bulk(etcd: DevEtcd, prefix: str) -> None:
+    # "localhost": /etc/hosts, maybe ::1 first (refused: etcd listens on 127.0.0.1), then 127.0.0.1. The bulk
+    # read goes over h2c to the same name.
+    from resource_extend.counted.gpu import GpuRecord
+
+    url = etcd.url.replace("127.0.0.1", "localhost")
+    _, store = _gateway((url,), prefix)
+    names = [f"n{i:02}" for i in range(20)]
+    for i, name in enumerate(names):
+        store.put(name, GpuRecord({"a": i + 1}, {}))
+    assert store.get("n03").capacity == {"a": 4}
+    assert {name: record.capacity["a"] for name, record in store.get_many(names).items()} == {
+        name: i + 1 for i, name in enumerate(names)
+    }

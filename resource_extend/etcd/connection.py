@@ -14,6 +14,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from socket import socket
+    from typing import Any
 
     from resource_extend.config import EtcdConfig
     from resource_extend.etcd.endpoints import Endpoint
@@ -174,9 +175,10 @@ def _bad_reply(why: str) -> OSError:
 
 
 def _connect(host: str | bytes, port: int, timeout: float) -> _socket.socket:
-    """``socket.create_connection`` on the C socket module: each address in turn, the last error raised."""
+    """``socket.create_connection`` on the C socket module: each address in turn, the last error raised. The
+    name is resolved within ``timeout`` too (``addresses``)."""
     errors: list[OSError] = []
-    for family, kind, proto, _, address in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
+    for family, kind, proto, _, address in addresses(host, port, timeout):
         sock = _socket.socket(family, kind, proto)
         try:
             sock.settimeout(timeout)
@@ -190,3 +192,14 @@ def _connect(host: str | bytes, port: int, timeout: float) -> _socket.socket:
     if errors:
         raise errors[-1]
     raise OSError("getaddrinfo returns an empty list")
+
+
+def addresses(host: str | bytes, port: int, timeout: float) -> list[tuple[Any, ...]]:
+    """``getaddrinfo`` of a stream to ``host``, given at most ``timeout`` seconds: an address at once, a name
+    by names.py (the system's resolver has no deadline of its own)."""
+    try:  # an address: no resolver involved
+        return _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM, 0, _socket.AI_NUMERICHOST)
+    except _socket.gaierror:
+        from resource_extend.etcd import names  # a cluster named by host names pays for this, no other
+
+        return names.resolve(host, port, timeout)

@@ -41,10 +41,18 @@ def closed(endpoint: Endpoint, answered: bool) -> ConnectionError:
     return ConnectionError("etcd closed the connection")
 
 
+class SlowName(_socket.timeout):
+    """A host name the resolver did not answer for within the dial's time (connection.addresses). A timeout,
+    as a dial that timed out is, on every python3 (3.9's ``socket.timeout`` is no ``TimeoutError``)."""
+
+    def __init__(self, name: str, timeout: float) -> None:
+        super().__init__(f"resolving {name} took longer than {timeout:g} s")
+
+
 def reason(exc: OSError, client_certificate: bool = False) -> str:
     """Why a connection failed, in the words of configuration.md's Errors section."""
     if isinstance(exc, _socket.timeout):
-        return "timed out"
+        return str(exc) if isinstance(exc, SlowName) else "timed out"
     why = getattr(exc, "reason", None)  # ssl.SSLError: what the peer said
     if isinstance(why, str):
         from resource_extend.etcd import tls  # ssl is loaded already: the error is one of its

@@ -22,9 +22,18 @@ if TYPE_CHECKING:
 def connect(host: str | bytes, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> socket.socket:
     """A TLS connection to ``endpoint`` (at ``host``, its name as connection.py passes it): ssl wraps only
     the socket module's sockets."""
-    tcp = socket.create_connection((host, endpoint.port), timeout=timeout)  # type: ignore[arg-type]
-    tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return wrap(tcp, endpoint, config)
+    return wrap(_tcp(host, endpoint.port, timeout), endpoint, config)
+
+
+def _tcp(host: str | bytes, port: int, timeout: float) -> socket.socket:
+    """connection.py's dial (its name resolved within ``timeout`` too), as the socket module's socket, which is
+    the only kind ssl wraps."""
+    from resource_extend.etcd.connection import _connect
+
+    raw = _connect(host, port, timeout)
+    tcp = socket.socket(raw.family, raw.type, raw.proto, fileno=raw.detach())
+    tcp.settimeout(timeout)
+    return tcp
 
 
 def wrap(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig) -> socket.socket:
@@ -91,7 +100,7 @@ def served(endpoint: Endpoint) -> bool:
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE  # a probe of the protocol only; nothing is sent over it
     try:
-        with socket.create_connection((endpoint.host, endpoint.port), timeout=_PROBE_TIMEOUT) as sock:
+        with _tcp(endpoint.host, endpoint.port, _PROBE_TIMEOUT) as sock:
             context.wrap_socket(sock).close()
         return True
     except ssl.SSLError as exc:
@@ -102,7 +111,7 @@ def served(endpoint: Endpoint) -> bool:
 
 def _speaks_plain_http(endpoint: Endpoint) -> bool:
     try:
-        with socket.create_connection((endpoint.host, endpoint.port), timeout=_PROBE_TIMEOUT) as sock:
+        with _tcp(endpoint.host, endpoint.port, _PROBE_TIMEOUT) as sock:
             sock.sendall(b"GET /health HTTP/1.0\r\n\r\n")
             return sock.recv(5) == b"HTTP/"
     except OSError:
