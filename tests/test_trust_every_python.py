@@ -5,7 +5,8 @@ test_store_safety) run the executables under the default python3 only; the bugs 
 interpreter-specific (the C scanner's ``SystemError`` on 3.10 and 3.11 only, a reply's text on 3.12 only).
 Here each interpreter 3.9-3.13 and the system's python3 is put first on PATH as ``python3`` and fed the same
 reproducers, many per test so the interpreter axis stays cheap: malformed records of every kind, truncated
-and garbled stdin, the odd configs, the work bounds' refusals, and etcd's replies spoiled by a proxy.
+and garbled stdin, the odd configs and a member named by a host name, the work bounds' refusals, and etcd's
+replies spoiled by a proxy.
 
 Besides each reproducer's own promise, every call's exit status, stdout and stderr must be byte-identical
 to the default python3's (the reference, run once per test): an interpreter whose messages differ (json's
@@ -260,6 +261,19 @@ def odd_configs(python: Python) -> None:
         else:
             line = one_clean_line(out)
             assert line.startswith("resource-gpu calculate-remap: config gpu.yaml: ") and refusal in line, line
+    # A member named by a host name ("localhost": maybe ::1 first, refused, then 127.0.0.1) is resolved in a
+    # thread of its own within the dial's time (etcd/names.py): a read of one node and one in bulk.
+    space = python.space("gpu")
+    put_raw(space, "n1", json.dumps(SEED["gpu"]).encode())
+    space.path.joinpath("gpu.yaml").write_text(
+        json.dumps({"etcd": {"machines": [python.etcd.url.replace("127.0.0.1", "localhost")], "prefix": space.prefix}})
+    )
+    for verb, request in (
+        ("get-node-resource-info", {"nodename": "n1"}),
+        ("get-nodes-resource-info", {"nodenames": ["n1", "n2"]}),
+    ):
+        out = python.call(space, verb, request)
+        assert (out.status, out.stderr) == (0, "") and "nvidia-3090" in out.stdout, (verb, out)
     # A good file sits where both fallbacks would find it: an empty flag must not read it.
     folder = python.tmp / f"config-{next(_spaces)}"
     folder.mkdir()
