@@ -224,29 +224,38 @@ def shebang(python: str, start: int = 0) -> bytes:
     """``#!<interpreter> -IS``: isolated (no PYTHON* variables, user site or script directory on sys.path, which
     matters when core runs the plugin as root) and without ``site`` (no .pth hooks of the host: ~40 ms).
 
-    Linux passes everything after the interpreter as one argument, so ``-IS`` works after an absolute path;
-    after ``/usr/bin/env`` it needs ``env -S`` (coreutils 8.30+, BSD; not busybox): a bare name such as
-    ``python3`` is looked up on PATH that way, an absolute path is used as it is. Behind ``env -S`` a build
-    that runs from its archive adds ``-c`` and the line that opens the file and execs its first ``start``
-    bytes (this line, a comment to Python, then the stub: ``boot_prefix``), so the interpreter never runs
-    the archive as a zipapp; with an absolute path there is one argument only, and the archive's ``__main__``
-    starts the plugin.
+    Linux passes everything after the interpreter as one argument: after ``/usr/bin/env`` it needs ``env -S``
+    (coreutils 8.30+, BSD; not busybox), and a bare name such as ``python3`` is looked up on PATH that way.
+    A build that runs from its archive adds ``-c`` and the line that opens the file and execs its first
+    ``start`` bytes (this line, a comment to Python, then the stub: ``boot_prefix``), so the interpreter never
+    runs the archive as a zipapp. After an absolute path that one argument is ``-ISc<line>`` (Python reads
+    the rest of an argument after ``-c`` as the command), unless the line would not fit (``prefixed``): then
+    it is ``-IS`` and the archive's ``__main__`` starts the plugin.
     """
+    line = _line(python, start)
+    if len(line) > 127:  # Linux before 5.1 truncates the shebang line there
+        raise SystemExit(f"build.py: --python {python!r}: the shebang line would be longer than 127 bytes")
+    return line.encode()
+
+
+def prefixed(python: str) -> bool:
+    """Whether a build that runs from its archive starts through the stub its shebang execs: always behind
+    ``env -S``; after an absolute path, when the ``-c`` line fits in the 127 bytes with any offset."""
+    return len(_line(python, 99999)) <= 127
+
+
+def _line(python: str, start: int) -> str:
+    # exec, not import: importing would compile() the stub, and a process's first compile() builds the
+    # ast module's classes (boot/stub.py). fd stays open for the stub: every read is from this file.
+    code = f"import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,{start}))"
     if "/" in python:
         interpreter = os.path.abspath(python)
         if any(c.isspace() for c in interpreter):
             raise SystemExit(f"build.py: --python {python!r}: a shebang cannot hold a path with spaces")
-        line = f"#!{interpreter} -IS\n"
-    elif python and all(c.isalnum() or c in "._-" for c in python):
-        # exec, not import: importing would compile() the stub, and a process's first compile() builds the
-        # ast module's classes (boot/stub.py). fd stays open for the stub: every read is from this file.
-        code = f"import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,{start}))"
-        line = f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
-    else:
-        raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
-    if len(line) > 127:  # Linux before 5.1 truncates the shebang line there
-        raise SystemExit(f"build.py: --python {python!r}: the shebang line would be longer than 127 bytes")
-    return line.encode()
+        return f"#!{interpreter} -ISc{code}\n" if start else f"#!{interpreter} -IS\n"
+    if python and all(c.isalnum() or c in "._-" for c in python):
+        return f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
+    raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
 
 
 def rewrite_main(
@@ -274,8 +283,8 @@ def rewrite_main(
             main = ZIPAPP_MAIN
         # Behind env -S, the shebang execs the stub written after it, which reads the members it needs by their
         # offsets: known once the zip is written, so the stub is written again then, as long as this one.
-        prefixed = {} if extract or "/" in python else prefix_members(tables or {})
-        placeholder = boot_prefix(python, dict.fromkeys(prefixed, (0, 0, 0, 0))) if prefixed else shebang(python)
+        members = {} if extract or not prefixed(python) else prefix_members(tables or {})
+        placeholder = boot_prefix(python, dict.fromkeys(members, (0, 0, 0, 0))) if members else shebang(python)
         out.write(placeholder)
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
 
@@ -289,7 +298,7 @@ def rewrite_main(
                     continue  # in the tables: a member per module would cost each call reading its entry
                 if info.filename == "__main__.py":
                     add("__main__.py", main)
-                    if not extract and "/" in python:
+                    if not extract and not members and "/" in python:  # the shebang runs the zipapp
                         compiled = main_bytecode(python, main)
                         if compiled is not None:
                             add("__main__.pyc", compiled)
@@ -310,9 +319,9 @@ def rewrite_main(
             for pyc in sorted(site.rglob("*.pyc")) if site is not None and extract else ():
                 assert site is not None
                 add(f"site-packages/{pyc.relative_to(site).as_posix()}", pyc.read_bytes())
-    if prefixed:
-        found = members_in(tmp, [m for pair in prefixed.values() for m in pair])
-        prefix = boot_prefix(python, {magic: (*found[a], *found[b]) for magic, (a, b) in prefixed.items()})
+    if members:
+        found = members_in(tmp, [m for pair in members.values() for m in pair])
+        prefix = boot_prefix(python, {magic: (*found[a], *found[b]) for magic, (a, b) in members.items()})
         if len(prefix) != len(placeholder):
             raise SystemExit("build.py: the stub in front of the archive changed its length once laid out")
         with tmp.open("r+b") as rewritten:
@@ -675,7 +684,7 @@ def main() -> None:
         " $PYTHONS, else every CPython 3.9+ found: this one, python3.X on PATH, pyenv's, /usr/bin/python3)",
     )
     args = parser.parse_args()
-    shebang(args.python, start=99999)  # refuse a bad --python before the slow steps
+    shebang(args.python)  # refuse a bad --python before the slow steps
     unknown = set(args.plugins) - set(PLUGINS)
     if unknown:
         parser.error(f"unknown plugin(s): {', '.join(sorted(unknown))}")

@@ -188,8 +188,8 @@ def test_the_executables_run_the_interpreter_isolated_and_without_site() -> None
         # Linux passes what follows the interpreter as one argument: behind env it must be `env -S`.
         if line.startswith(b"#!/usr/bin/env "):
             assert line.startswith(b"#!/usr/bin/env -S ")
-        else:
-            assert line.endswith(b" -IS\n"), line
+        else:  # an absolute interpreter: its one argument is the flags, with -c's command joined to them
+            assert line.endswith(b" -IS\n") or b" -IScimport " in line, line
         assert len(line) <= 127, line  # Linux before 5.1 reads no further
 
 
@@ -203,7 +203,14 @@ def test_build_py_bakes_an_absolute_interpreter_or_looks_a_name_up_through_env()
     assert build.shebang("python3.11") == b"#!/usr/bin/env -S python3.11 -IS\n"
     start = b'''-c "import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,2546))"'''
     assert build.shebang("python3", start=2546) == b"#!/usr/bin/env -S python3 -IS " + start + b"\n"
-    assert build.shebang("/usr/bin/python3", start=2546) == b"#!/usr/bin/python3 -IS\n"  # one argument only
+    # One argument only after an absolute path: -c's command joins the flags (Python reads the rest of an
+    # argument after -c as the command), and the archive starts through the stub as behind env.
+    code = b"import sys,posix;fd=posix.open(sys.argv[1],0);exec(posix.read(fd,2546))"
+    assert build.shebang("/usr/bin/python3", start=2546) == b"#!/usr/bin/python3 -ISc" + code + b"\n"
+    assert build.prefixed("/usr/bin/python3") and build.prefixed("python3")
+    # A path too long for that line within 127 bytes runs the zipapp's __main__ instead.
+    long = "/opt/" + "p" * 40 + "/bin/python3"
+    assert not build.prefixed(long) and build.shebang(long) == f"#!{long} -IS\n".encode()
     for bad in ("/opt/my python/bin/python3", "python3 -u", "/" + "x" * 130):
         with pytest.raises(SystemExit):
             build.shebang(bad)

@@ -95,8 +95,8 @@ more than a few nodes), where it is faster per record: a single-node call codes 
     binascii
 """
 )
-# Only a build with an absolute interpreter (one shebang argument, no -c) runs the archive as a zipapp,
-# and the interpreter imports these to do so.
+# Only a build whose absolute interpreter's path leaves no room for -c's command in the shebang line runs the
+# archive as a zipapp, and the interpreter imports these to do so.
 ZIPAPP_RUN = _budget(
     """
 runpy: how the interpreter runs a zipapp's __main__
@@ -159,6 +159,9 @@ else:
         if ' -c "' in line:  # as the shebang runs it: python -IS -c CODE archive verb
             sys.argv = ["-c", exe] + sys.argv[1:]
             exec(line.split(' -c "', 1)[1].rstrip().rstrip('"'), {"__name__": "__main__"})
+        elif " -ISc" in line:  # an absolute interpreter's: python -ISc<CODE> archive verb
+            sys.argv = ["-c", exe] + sys.argv[1:]
+            exec(line.split(" -ISc", 1)[1].rstrip(), {"__name__": "__main__"})
         else:  # a zipapp run by path
             sys.path.insert(0, exe)
             import runpy
@@ -267,7 +270,8 @@ def test_a_call_imports_only_the_modules_in_the_budget(
     assert zip_directories(modules) == 0
     assert ast_classes(modules) == 0, "something on the call path ran compile() (zipimport of a source does)"
     with open(executable(plugin), "rb") as f:
-        allowed = BUDGET if b" -c " in f.readline() else {**BUDGET, **ZIPAPP_RUN}
+        line = f.readline()
+    allowed = BUDGET if b" -c " in line or b" -ISc" in line else {**BUDGET, **ZIPAPP_RUN}
     extra = sorted(m for m in modules.keys() - bare.keys() if m not in allowed and not m.startswith(VALIDATORS))
     assert not extra, f"{plugin} {verb} imports modules outside the budget in tests/test_import_budget.py: {extra}"
 
@@ -414,34 +418,78 @@ def test_a_call_loads_the_project_from_the_code_table_in_the_archive(
     assert not [m for m, f in ours.items() if not (f.startswith(archive) and f.endswith(".py\tCodeTable"))], ours
 
 
-@pytest.fixture(scope="module")
-def absolute_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``resource-gpu`` built with an absolute interpreter (this one) in its shebang, which runs the archive as
-    a zipapp: one argument is all such a line passes, so no ``-c``."""
+def absolute(tmp_path_factory: pytest.TempPathFactory, name: str, python: str) -> Path:
+    """``resource-gpu`` built with ``python``, an absolute path, in its shebang."""
     sys.path.insert(0, str(ROOT))
     try:
         import build
     finally:
         sys.path.remove(str(ROOT))
-    work, out = tmp_path_factory.mktemp("absolute-work"), tmp_path_factory.mktemp("absolute")
-    pythons = build.interpreters(sys.executable, sys.executable)
-    build.build(["gpu"], work, out, build.RUNTIME_DEPS, python=sys.executable, pythons=pythons)
+    work, out = tmp_path_factory.mktemp(f"{name}-work"), tmp_path_factory.mktemp(name)
+    pythons = build.interpreters(sys.executable, python)
+    build.build(["gpu"], work, out, build.RUNTIME_DEPS, python=python, pythons=pythons)
     return out / "resource-gpu"
 
 
-def test_a_zipapp_run_never_compiles_either(absolute_build: Path, plugin_dirs: dict[str, Path], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def absolute_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``resource-gpu`` with this interpreter's path in its shebang: ``-ISc`` and the stub's line, one argument."""
+    return absolute(tmp_path_factory, "absolute", sys.executable)
+
+
+@pytest.fixture(scope="module")
+def zipapp_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``resource-gpu`` with an interpreter path too long for the stub's line to fit in the shebang's 127 bytes:
+    ``-IS`` alone, so the interpreter runs the archive as a zipapp."""
+    link = tmp_path_factory.mktemp("long") / ("p" * 60) / "python3"
+    link.parent.mkdir()
+    link.symlink_to(sys.executable)
+    return absolute(tmp_path_factory, "zipapp", str(link))
+
+
+def test_an_absolute_interpreter_runs_the_stub_as_env_does_and_loads_the_same(
+    absolute_build: Path, plugin_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    with open(absolute_build, "rb") as f:
+        line = f.readline()
+    assert line.startswith(f"#!{sys.executable} -IScimport sys,posix;".encode()), line
+    for verb, request in (("get-node-resource-info", {"nodename": "n1"}), (BULK, REQUESTS["gpu"][BULK])):
+        modules, stdout, stderr = loaded(
+            tmp_path / verb, [str(absolute_build), verb], plugin_dirs["gpu"], json.dumps(request).encode()
+        )
+        assert stderr == b"" and stdout, stderr
+        assert zip_directories(modules) == 0 and ast_classes(modules) == 0
+        bare, _, _ = loaded(tmp_path / f"bare-{verb}", ["-"], plugin_dirs["gpu"])
+        extra = sorted(m for m in modules.keys() - bare.keys() - {"!ast-classes"} if m not in BUDGET)
+        assert not [m for m in extra if not m.startswith(VALIDATORS) and not m.startswith("!")], extra
+    # Run by the kernel as core runs it, the answer is the default build's.
+    request = json.dumps({"nodename": "n1"}).encode()
+    for exe in (str(absolute_build), executable("gpu")):
+        done = subprocess.run([exe, "get-node-resource-info"], input=request, cwd=plugin_dirs["gpu"],
+                              capture_output=True, timeout=60)  # fmt: skip
+        assert (done.returncode, done.stderr) == (0, b""), done
+    assert len({subprocess.run([exe, "get-node-resource-info"], input=request, cwd=plugin_dirs["gpu"],
+                               capture_output=True, timeout=60).stdout
+                for exe in (str(absolute_build), executable("gpu"))}) == 1  # fmt: skip
+
+
+def test_a_zipapp_run_never_compiles_either(zipapp_build: Path, plugin_dirs: dict[str, Path], tmp_path: Path) -> None:
     # The archive's __main__ is also bytecode compiled by the shebang's interpreter: zipimport would otherwise
     # compile() the source, and a process's first compile() builds the ast module's ~120 classes.
-    with open(absolute_build, "rb") as f:
-        assert f.readline() == f"#!{sys.executable} -IS\n".encode()
+    with open(zipapp_build, "rb") as f:
+        line = f.readline()
+    assert line.endswith(b"/python3 -IS\n") and len(line) < 127, line
     modules, stdout, stderr = loaded(
-        tmp_path / "call", [str(absolute_build), "get-node-resource-info"], plugin_dirs["gpu"], b'{"nodename": "n1"}'
+        tmp_path / "call", [str(zipapp_build), "get-node-resource-info"], plugin_dirs["gpu"], b'{"nodename": "n1"}'
     )
     assert stderr == b"" and stdout, stderr
     assert ast_classes(modules) == 0
     bare, _, _ = loaded(tmp_path / "bare", ["-"], plugin_dirs["gpu"])
     extra = sorted(m for m in modules.keys() - bare.keys() - {"!ast-classes"} if m not in {**BUDGET, **ZIPAPP_RUN})
     assert not [m for m in extra if not m.startswith(VALIDATORS)], extra
+    done = subprocess.run([str(zipapp_build), "get-node-resource-info"], input=b'{"nodename": "n1"}',
+                          cwd=plugin_dirs["gpu"], capture_output=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, b"") and b"capacity" in done.stdout, done
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
