@@ -291,3 +291,37 @@ def test_a_host_name_reaches_etcd_through_the_resolver_for_one_node_and_in_bulk(
     assert {name: record.capacity["a"] for name, record in store.get_many(names).items()} == {
         name: i + 1 for i, name in enumerate(names)
     }
+
+
+def test_a_member_at_an_ipv6_address_is_asked_with_its_address_in_brackets() -> None:
+    # Host and :authority name "[::1]:port": etcd tolerates the bare "::1:port", a proxy in front of it may not.
+    import base64
+    import socket as sockets
+    import threading
+
+    from resource_extend.errors import StoreUnavailable
+
+    try:
+        server = sockets.socket(sockets.AF_INET6)
+        server.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    server.listen()
+    heads: list[bytes] = []
+
+    def answer_once() -> None:
+        conn, _ = server.accept()
+        with conn:
+            heads.append(conn.recv(65536))
+            conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+    thread = threading.Thread(target=answer_once, daemon=True)
+    thread.start()
+    port = server.getsockname()[1]
+    _, store = _gateway((f"http://[::1]:{port}",), "/v6", request_timeout=2, total_timeout=2)
+    with pytest.raises(StoreUnavailable):
+        store.get("n1")
+    thread.join(5)
+    server.close()
+    assert heads and f"\r\nHost: [::1]:{port}\r\n".encode() in heads[0], heads
+    assert base64.b64encode(b"/v6/resource/gpu/n1") in heads[0]

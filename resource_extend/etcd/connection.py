@@ -73,7 +73,7 @@ class Connection:
         bounds the sending and the reading of every answer to these requests together."""
         self.settimeout(timeout)
         auth = f"Authorization: {token}\r\n" if token else ""
-        host = f"{self.endpoint.host}:{self.endpoint.port}"
+        host = self.endpoint.authority
         data = b"".join(
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n".encode("latin-1")

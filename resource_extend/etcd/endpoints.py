@@ -27,6 +27,11 @@ class Endpoint:
     def tls(self) -> bool:
         return self.scheme == "https"
 
+    @property
+    def authority(self) -> str:
+        """``host:port`` as an HTTP Host header or h2's ``:authority`` names it: an IPv6 address in brackets."""
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
     def __repr__(self) -> str:
         return f"Endpoint({self.url!r})"
 

@@ -243,9 +243,7 @@ class GrpcKV:
         return rpc(request, timeout=self._policy.request_timeout(), metadata=link.metadata)
 
     def _open(self, endpoint: Endpoint) -> _Link:
-        # Endpoint holds an IPv6 host without its brackets; gRPC's target needs them back.
-        host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
-        target = f"{host}:{endpoint.port}"
+        target = endpoint.authority  # an IPv6 host in brackets, as gRPC's target needs it
         options = _options(self._config)
         if endpoint.tls:
             return _Link(endpoint, grpc.secure_channel(target, self._tls(), options=options))

@@ -92,7 +92,7 @@ class Client:
         self._dial = dial_timeout
         self._greeted = False
         self._answer_end = 0.0
-        self._authority = f"{endpoint.host}:{endpoint.port}".encode()
+        self._authority = endpoint.authority.encode()
         self._token = token.encode() if token else None
         self._streams: dict[int, Stream] = {}
         self._buffered = 0  # DATA held for the streams in flight: MAX_MESSAGE bounds it all

@@ -63,3 +63,17 @@ def test_the_parser_agrees_with_the_grammar_on_any_text(url: str) -> None:
 )
 def test_examples_of_the_grammar(url: str, parsed: tuple[str, str, int] | None) -> None:
     assert by_parser(url) == parsed == by_grammar(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "authority"),
+    [
+        ("http://127.0.0.1:2379", "127.0.0.1:2379"),
+        ("https://etcd-1.example", "etcd-1.example:2379"),
+        ("http://[::1]:23791", "[::1]:23791"),
+        ("http://[fe80::1]", "[fe80::1]:2379"),
+    ],
+)
+def test_the_authority_a_request_names_puts_an_ipv6_address_in_brackets(url: str, authority: str) -> None:
+    # The Host header and h2's :authority: "::1:23791" is no host and port at all (RFC 3986 wants brackets).
+    assert parse_endpoint(url).authority == authority
