@@ -192,11 +192,14 @@ def test_a_bulk_read_takes_its_prefetched_first_request_and_reads_what_it_reads_
     storemany.prefetch(kv, store.key(""), nodes)
     assert kv._conn is not None and kv._pending is not None
     assert kv._pending[0] == ("/v3/kv/range" if len(set(nodes)) == 1 else "/v3/kv/txn")
-    sent = Sent(kv._conn)
+    conn = kv._conn
+    sent = Sent(conn)
     read = store.get_many(nodes)
     assert list(read) == list(expected) and read == expected
-    assert sent.posts == [] and kv._pending is None
-    assert [name for name, _ in store.iter_many(nodes)] == sorted(set(nodes))  # and the next goes out as usual
+    # Taken, not dropped: a request that is not the prefetched one closes its connection and dials again.
+    assert kv._pending is None and kv._conn is conn and not conn.closed and sent.posts == []
+    assert store.get("n1").capacity == {"a": 1}  # and the next goes out as usual, on that connection
+    assert sent.posts == ["/v3/kv/range"]
 
 
 def test_a_bulk_prefetch_not_taken_is_dropped_and_the_read_gets_its_own_answer(etcd: DevEtcd, many: str) -> None:
@@ -227,11 +230,12 @@ def test_the_bulk_verbs_send_the_first_request_of_their_nodes_read(
 ) -> None:
     kv = prefetch(config_of(etcd.url, many), "gpu", verb, request_doc)
     assert isinstance(kv, GatewayKV) and kv._conn is not None and kv._pending is not None
-    sent = Sent(kv._conn)
+    conn = kv._conn
+    sent = Sent(conn)
     store = NodeStore(kv, many, "gpu", GpuRecord)
     _, plain = gateway_store((etcd.url,), many)
     assert store.get_many(nodes) == plain.get_many(nodes)
-    assert sent.posts == []
+    assert sent.posts == [] and kv._conn is conn and not conn.closed  # taken: the connection was kept
 
 
 def test_no_read_is_sent_over_grpc(etcd: DevEtcd, prefix: str) -> None:

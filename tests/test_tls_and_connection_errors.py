@@ -325,3 +325,76 @@ def test_a_member_at_an_ipv6_address_is_asked_with_its_address_in_brackets() -> 
     server.close()
     assert heads and f"\r\nHost: [::1]:{port}\r\n".encode() in heads[0], heads
     assert base64.b64encode(b"/v6/resource/gpu/n1") in heads[0]
+
+
+def test_a_dial_to_a_name_spends_one_dial_timeout_on_resolving_and_connecting_together(
+    monkeypatch: pytest.MonkeyPatch, silent_listener: int
+) -> None:
+    # The resolver answers after 0.6 s of a 1 s dial timeout, with an address whose connection attempt is never
+    # answered: the dial gives up at 1 s in all, not 0.6 s + 1 s.
+    import _socket
+    import time
+
+    from resource_extend.etcd.connection import _connect
+
+    real = _socket.getaddrinfo
+
+    def getaddrinfo(host: Any, port: Any, *args: Any) -> Any:
+        if host != SLOW.encode():
+            return real(host, port, *args)
+        if len(args) >= 4 and args[3] & _socket.AI_NUMERICHOST:
+            raise _socket.gaierror(_socket.EAI_NONAME, "Name or service not known")
+        time.sleep(0.6)
+        return real("127.0.0.1", silent_listener, *args)
+
+    monkeypatch.setattr(_socket, "getaddrinfo", getaddrinfo)
+    started = time.monotonic()
+    with pytest.raises(OSError):
+        _connect(SLOW.encode(), silent_listener, 1.0)
+    took = time.monotonic() - started
+    assert 0.9 < took < 1.4, f"{took:.2f} s for a dial timeout of 1 s"
+
+
+def test_a_host_without_a_thread_to_spare_is_resolved_as_before(
+    etcd: DevEtcd, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No thread to be had (a pids cgroup, RLIMIT_NPROC): the lookup runs in the call's own thread, and the call
+    # answers as ever, rather than end in an internal error.
+    import _thread
+
+    from resource_extend.counted.gpu import GpuRecord
+
+    def no_thread(*args: Any) -> Any:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(_thread, "start_new_thread", no_thread)
+    _, store = _gateway((etcd.url.replace("127.0.0.1", "localhost"),), prefix)
+    store.put("n1", GpuRecord({"a": 1}, {}))
+    assert store.get("n1").capacity == {"a": 1}
+
+
+@pytest.fixture
+def silent_listener() -> Iterator[int]:
+    """A port whose accept queue is full: a new connection attempt is dropped, so connect() waits it out."""
+    import contextlib
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    queued = []
+    for _ in range(4):
+        client = socket.socket()
+        client.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            client.connect(("127.0.0.1", port))
+        queued.append(client)
+    import time
+
+    time.sleep(0.3)
+    try:
+        yield port
+    finally:
+        for client in queued:
+            client.close()
+        server.close()

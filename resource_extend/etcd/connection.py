@@ -175,13 +175,18 @@ def _bad_reply(why: str) -> OSError:
 
 
 def _connect(host: str | bytes, port: int, timeout: float) -> _socket.socket:
-    """``socket.create_connection`` on the C socket module: each address in turn, the last error raised. The
-    name is resolved within ``timeout`` too (``addresses``)."""
+    """``socket.create_connection`` on the C socket module: each address in turn, the last error raised. Resolving
+    the name (``addresses``) and connecting share ``timeout``: a dial never takes longer, whatever it tries."""
+    end = time.monotonic() + timeout
     errors: list[OSError] = []
     for family, kind, proto, _, address in addresses(host, port, timeout):
+        left = end - time.monotonic()
+        if left <= 0:
+            errors[:] = [_socket.timeout("timed out")]
+            break
         sock = _socket.socket(family, kind, proto)
         try:
-            sock.settimeout(timeout)
+            sock.settimeout(left)
             sock.connect(address)
         except OSError as exc:
             sock.close()

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 def resolve(host: str | bytes, port: int, timeout: float) -> list[tuple[Any, ...]]:
     """``getaddrinfo`` of a stream to ``host``, or failing.py's ``SlowName`` past ``timeout`` seconds. A lookup
-    given up is left to finish alone: a call's process exits without waiting for it."""
+    given up is left to finish alone: a call's process exits without waiting for it. Where no thread can be
+    started, the lookup runs in this one, bounded by the resolver's own timeouts only, rather than fail."""
     done = _thread.allocate_lock()
     done.acquire()
     found: list[Any] = []
@@ -31,7 +32,10 @@ def resolve(host: str | bytes, port: int, timeout: float) -> list[tuple[Any, ...
         finally:
             done.release()
 
-    _thread.start_new_thread(lookup, ())
+    try:
+        _thread.start_new_thread(lookup, ())
+    except RuntimeError:  # no thread to be had (a pids cgroup, RLIMIT_NPROC): the lookup as it was, unbounded
+        return _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM)
     if not done.acquire(True, max(timeout, 0.0)):
         from resource_extend.etcd import failing
 

@@ -31,7 +31,15 @@ def _tcp(host: str | bytes, port: int, timeout: float) -> socket.socket:
     from resource_extend.etcd.connection import _connect
 
     raw = _connect(host, port, timeout)
-    tcp = socket.socket(raw.family, raw.type, raw.proto, fileno=raw.detach())
+    family, kind, proto = raw.family, raw.type, raw.proto
+    fd = raw.detach()
+    try:
+        tcp = socket.socket(family, kind, proto, fileno=fd)
+    except BaseException:
+        import posix
+
+        posix.close(fd)  # detached: nothing else owns it
+        raise
     tcp.settimeout(timeout)
     return tcp
 
