@@ -16,7 +16,7 @@ from resource_extend.storage.volume import volumes_total
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.record import StorageRecord
@@ -50,21 +50,68 @@ class VolumeCount:
     request alone (whether it schedules, its classes and sums) is worked out once, not once per node.
     The request is only read, never changed, by the passes."""
 
-    __slots__ = ("request", "schedules")
+    __slots__ = ("request", "schedules", "whole")
 
     def __init__(self, bindings: Sequence[VolumeBinding]) -> None:
         self.schedules = need_schedule(bindings)
-        self.request = ClassifiedRequest(bindings)
+        request = self.request = ClassifiedRequest(bindings)
+        # ``floor`` holds for normal bindings of positive sizes that draw no quota, without monopoly groups.
+        sizes = request.normal_sizes
+        plain = bool(sizes) and request.sizes_only and not request.mono and min(sizes, default=0) > 0
+        self.whole = request.normal_size_per_plan if plain else 0
 
     def capacity(self, node: StorageRecord, bound: int) -> int:
         bound = max(bound, 0)
         if not self.schedules:
             return bound
-        host, request = Host(node), self.request
+        return self._count(Host(node), bound)
+
+    def _count(self, host: Host, bound: int) -> int:
+        request = self.request
         if request.places_volumes and not host.free:
             return 0
         result = schedule(host, request, bound, keep=0)
         return min(result.normal_count, result.mono_count, bound)
+
+    def capacity_or_room(self, node: StorageRecord, bound: int, room: int) -> int:
+        """``min(capacity(node, bound), room)``: without running the passes when ``floor`` shows the
+        count reaches ``room`` (a node whose flat storage runs out before its volumes do)."""
+        bound = max(bound, 0)
+        if not self.schedules:
+            return min(bound, room)
+        if room <= bound and room <= self.floor(node):
+            return room
+        return min(self._count(Host(node), bound), room)
+
+    def floor(self, node: StorageRecord) -> int:
+        """A count the passes reach on ``host`` whenever ``bound`` allows it: each volume's free bytes over
+        the bytes of one plan, summed (0 when the request is not of the kind this holds for, or a disk's
+        quota is already negative, which keeps volumes out of the enumeration).
+
+        Why it holds, for normal bindings of positive sizes that draw no quota and no monopoly group: the
+        promotion loop then ends with every volume that can take a binding in the last pass (or with the
+        count at ``bound``), and that pass places attempt after attempt, each binding (smallest first) on
+        the volume of least free bytes that holds it. An attempt touches at most one volume holding a whole
+        plan (``whole`` bytes): the first such volume it puts a binding on was the best fit for it, so every
+        volume it passed over was smaller, and it keeps room for the attempt's later bindings, each of which
+        it beats every other untouched volume to. So no attempt fails while some volume holds a whole plan,
+        and each lowers the sum below by at most one. tests/unit/storage/test_capacity_floor.py checks the
+        count against this floor and against the attempt-by-attempt simulation."""
+        whole = self.whole
+        capacity, usage = node.capacity, node.usage
+        if not whole or capacity is None:
+            return 0
+        if usage is not None and usage.disks:  # the quota left is the capacity's less the usage's, by device
+            host = Host(node)
+            if min(map(min, host.quotas), default=0) < 0:
+                return 0
+            frees: Iterable[int] = host.free.values()
+        else:  # Host's free bytes and quota, without the rest of its set-up (~7 µs a node)
+            if any(min(disk.quota) < 0 for disk in capacity.disks or ()):
+                return 0
+            used = (None if usage is None else usage.volumes) or {}
+            frees = [size - used.get(device, 0) for device, size in (capacity.volumes or {}).items()]
+        return sum(left // whole for left in frees if left >= whole)
 
     def limit(self, node: StorageRecord, bound: int) -> tuple[int, Limit | None]:
         """The same passes as ``capacity``; each records, where it stops, the binding and the volume or
@@ -110,25 +157,34 @@ class DeployCount:
 
     def __call__(self, record: StorageRecord) -> tuple[int, float, float]:
         request = self.request
-        count = self.volumes.capacity(record, self.bound) if self.volumes.schedules else self.bound
         if request.storage_request > 0:
-            count = min(count, storage_room(record, request.storage_request))
+            room = storage_room(record, request.storage_request)
+            count = self.volumes.capacity_or_room(record, self.bound, room)
+        else:
+            count = self.volumes.capacity(record, self.bound)
         return (count, *self._usage_rate(record))
 
     def limit(self, record: StorageRecord) -> tuple[int, Limit]:
         """The count and the first limit it reached: ``volume_limit`` runs the count's passes, recording
-        where they stop (for ``explain``)."""
+        where they stop (for ``explain``), unless the storage stops the count before them (``room`` below
+        ``floor``: where the two meet, the volumes' own limit is the one named, so the passes run)."""
         request, bound = self.request, self.bound
-        count, limit = self.volumes.limit(record, bound) if self.volumes.schedules else (bound, None)
+        volumes, room = self.volumes, None
         if request.storage_request > 0:
             room = storage_room(record, request.storage_request)
-            if room < count:
-                from resource_extend.storage.scheduler.limits import size_text  # explain's words only
-
-                capacity, usage = sides(record)
-                free, each = size_text(capacity.storage - usage.storage), size_text(request.storage_request)
-                count, limit = room, Limit("storage", f"storage: {free} free, {each} per workload")
+            if volumes.schedules and room < max(bound, 0) and room < volumes.floor(record):
+                return room, self._storage_limit(record)
+        count, limit = volumes.limit(record, bound) if volumes.schedules else (bound, None)
+        if room is not None and room < count:
+            count, limit = room, self._storage_limit(record)
         return count, limit or Limit("cap", f"scheduler.max_deploy_count is {bound}")
+
+    def _storage_limit(self, record: StorageRecord) -> Limit:
+        from resource_extend.storage.scheduler.limits import size_text  # explain's words only
+
+        capacity, usage = sides(record)
+        free, each = size_text(capacity.storage - usage.storage), size_text(self.request.storage_request)
+        return Limit("storage", f"storage: {free} free, {each} per workload")
 
     def _usage_rate(self, record: StorageRecord) -> tuple[float, float]:
         capacity, usage = sides(record)
