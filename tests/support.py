@@ -22,6 +22,7 @@ import plugins as registry
 from resource_extend import decoding
 from resource_extend.bounds import Bounds
 from resource_extend.counted import prodmap
+from resource_extend.counted import record as counted_record
 from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
 from resource_extend.decoding import INT64_MAX, INT64_MIN
 from resource_extend.errors import PluginError
@@ -250,6 +251,7 @@ def without_fast_path(monkeypatch: pytest.MonkeyPatch, decode: Callable[[], Any]
     with monkeypatch.context() as patched:
         patched.setattr(decoding, "plain_int64s", lambda values: False)
         patched.setattr(prodmap, "plain_int64s", lambda values: False)
+        patched.setattr(counted_record, "plain_int64s", lambda values: False)
         return decode_outcome(decode)
 
 

@@ -143,3 +143,26 @@ def test_stored_surrogate_escapes_read_alike_with_and_without_the_fast_path_and_
         return
     assert not any("\ud800" <= char <= "\udfff" for char in json.dumps(fast, ensure_ascii=False))
     assert GpuRecord.decode(data).encode().decode("utf-8")
+
+
+@given(
+    doc=st.fixed_dictionaries(
+        {},
+        optional={
+            side: st.none()
+            | st.integers()
+            | st.fixed_dictionaries(
+                {},
+                optional={
+                    "prod_count_map": st.none()
+                    | st.lists(numbers)
+                    | st.dictionaries(st.text(max_size=3), numbers, max_size=4)
+                },
+            )
+            for side in ("capacity", "usage")
+        },
+    )
+)
+def test_a_gpu_record_read_in_one_go_is_the_record_read_field_by_field(doc: dict[str, Any]) -> None:
+    # from_json's one check of both sides' counts against from_fields, which reads each field with its errors.
+    assert outcome(lambda: GpuRecord.from_json(doc)) == outcome(lambda: GpuRecord.from_fields(doc))
