@@ -95,7 +95,7 @@ class VolumeCount:
         plan (``whole`` bytes): the first such volume it puts a binding on was the best fit for it, so every
         volume it passed over was smaller, and it keeps room for the attempt's later bindings, each of which
         it beats every other untouched volume to. So no attempt fails while some volume holds a whole plan,
-        and each lowers the sum below by at most one. tests/unit/storage/test_capacity_floor.py checks the
+        and each lowers the sum below by at most one. tests/unit/storage/test_scheduler_floor.py checks the
         count against this floor and against the attempt-by-attempt simulation."""
         whole = self.whole
         capacity, usage = node.capacity, node.usage
