@@ -167,9 +167,19 @@ class DevEtcd:
             if not self.verify:
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE
-        with urllib.request.urlopen(request, timeout=10, context=context) as reply:  # loopback only
-            doc: dict[str, Any] = json.loads(reply.read() or b"{}")
-            return doc
+        try:
+            with urllib.request.urlopen(request, timeout=10, context=context) as reply:  # loopback only
+                doc: dict[str, Any] = json.loads(reply.read() or b"{}")
+                return doc
+        except OSError as exc:
+            proc = self._proc
+            if proc is None or proc.poll() is None:
+                raise
+            # etcd died under a test (seen once in a full run, not reproduced): say so, with its last words,
+            # instead of a bare "connection refused". Still an OSError, as callers expect of a dead member.
+            raise ConnectionError(
+                f"{exc}: etcd (pid {proc.pid}) exited with status {proc.returncode}; its log ends:\n{self.log_tail()}"
+            ) from exc
 
     def put(self, key: str, value: str) -> None:
         self.call("/v3/kv/put", {"key": _b64(key.encode()), "value": _b64(value.encode())})

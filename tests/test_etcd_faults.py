@@ -188,3 +188,13 @@ def test_a_sparse_bulk_read_fetches_the_wanted_records_not_those_between(
     infos = json.loads(out.stdout)["node_resource_info_map"]
     assert [infos[node]["capacity"] for node in wanted] == [SEED["gpu"]["capacity"]] * len(wanted)
     assert proxy.sent < 30_000  # the wanted records and their headers, not the 10 MB between them
+
+
+def test_a_dev_etcd_that_died_says_so_with_its_log() -> None:
+    # The suite's own etcd dying under a test reads as that, not as a bare "connection refused".
+    with DevEtcd() as etcd:
+        assert etcd._proc is not None
+        etcd._proc.kill()
+        etcd._proc.wait()
+        with pytest.raises(ConnectionError, match=r"etcd \(pid \d+\) exited with status -9"):
+            etcd.get("/any")
