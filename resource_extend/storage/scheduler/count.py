@@ -84,7 +84,7 @@ class VolumeCount:
         return min(self._count(Host(node), bound), room)
 
     def floor(self, node: StorageRecord) -> int:
-        """A count the passes reach on ``host`` whenever ``bound`` allows it: each volume's free bytes over
+        """A count the passes reach on ``node`` whenever ``bound`` allows it: each volume's free bytes over
         the bytes of one plan, summed (0 when the request is not of the kind this holds for, or a disk's
         quota is already negative, which keeps volumes out of the enumeration).
 
@@ -156,12 +156,13 @@ class DeployCount:
         self.size = total_size(request.volumes_request)
 
     def __call__(self, record: StorageRecord) -> tuple[int, float, float]:
-        request = self.request
+        request, volumes = self.request, self.volumes
+        count = self.bound
         if request.storage_request > 0:
             room = storage_room(record, request.storage_request)
-            count = self.volumes.capacity_or_room(record, self.bound, room)
-        else:
-            count = self.volumes.capacity(record, self.bound)
+            count = volumes.capacity_or_room(record, count, room) if volumes.schedules else min(count, room)
+        elif volumes.schedules:
+            count = volumes.capacity(record, count)
         return (count, *self._usage_rate(record))
 
     def limit(self, record: StorageRecord) -> tuple[int, Limit]:
