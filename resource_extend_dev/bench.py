@@ -260,9 +260,9 @@ def capacity_scale(bench: Bench) -> None:
             # explain over every node under the prefix: the verb's scheduling plus its words and a table.
             explain = Command("explain", [str(ROOT / "resource-storage"), "explain"],
                               json.dumps({"workload_resource": STORAGE_REQUEST}).encode())  # fmt: skip
-            # The request without its flat storage: the volumes alone bound every node, so each is counted
-            # by the scheduler's passes (with storage, the bench's nodes run out of storage first, and
-            # VolumeCount.floor spares them the passes).
+            # The request without its flat storage: the volumes alone bound every node (with storage, the
+            # bench's nodes run out of storage first, and VolumeCount.bounds spares them the passes); a node
+            # goes through the passes unless its bounds meet.
             volumes_only = {"nodenames": names, "workload_resource": {"volumes": STORAGE_REQUEST["volumes"]}}
             passes = Command("capacity, volumes only", [str(ROOT / "resource-storage"), "get-nodes-deploy-capacity"],
                              json.dumps(volumes_only).encode())  # fmt: skip
@@ -270,7 +270,7 @@ def capacity_scale(bench: Bench) -> None:
             bench.compare("storage get-nodes-deploy-capacity, 1000 nodes", samples[count], base,
                           "etcdctl get --prefix (the same 1000 records)", 4)  # fmt: skip
             ratio = scheduled.median_ms / base.median_ms
-            bench.table.add("  the same without storage: every node through the passes", scheduled,
+            bench.table.add("  the same without storage: the volumes decide", scheduled,
                             f"{ratio:.2f}× etcdctl get --prefix")  # fmt: skip
             ratio = why.median_ms / samples[count].median_ms
             bench.table.add("storage explain, the same 1000 nodes", why,

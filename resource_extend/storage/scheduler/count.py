@@ -50,20 +50,31 @@ class VolumeCount:
     request alone (whether it schedules, its classes and sums) is worked out once, not once per node.
     The request is only read, never changed, by the passes."""
 
-    __slots__ = ("request", "schedules", "whole")
+    __slots__ = ("largest", "request", "schedules", "smallest", "step", "whole")
 
     def __init__(self, bindings: Sequence[VolumeBinding]) -> None:
         self.schedules = need_schedule(bindings)
         request = self.request = ClassifiedRequest(bindings)
-        # ``floor`` holds for normal bindings of positive sizes that draw no quota, without monopoly groups.
+        # ``bounds`` hold for normal bindings of positive sizes that draw no quota, without monopoly groups.
         sizes = request.normal_sizes
         plain = bool(sizes) and request.sizes_only and not request.mono and min(sizes, default=0) > 0
         self.whole = request.normal_size_per_plan if plain else 0
+        self.smallest = self.largest = self.step = 0
+        if plain:
+            self.smallest, self.largest = sizes[0], sizes[-1]  # sizes ascend (classify_bindings)
+            step = 0
+            for size in sizes:  # their greatest common divisor: every byte count a volume takes is a multiple
+                while size:
+                    step, size = size, step % size
+            self.step = step
 
     def capacity(self, node: StorageRecord, bound: int) -> int:
         bound = max(bound, 0)
         if not self.schedules:
             return bound
+        known = self.bounds(node)
+        if known is not None and (known[0] >= bound or known[0] == known[1]):
+            return min(known[0], bound)
         return self._count(Host(node), bound)
 
     def _count(self, host: Host, bound: int) -> int:
@@ -74,44 +85,65 @@ class VolumeCount:
         return min(result.normal_count, result.mono_count, bound)
 
     def capacity_or_room(self, node: StorageRecord, bound: int, room: int) -> int:
-        """``min(capacity(node, bound), room)``: without running the passes when ``floor`` shows the
-        count reaches ``room`` (a node whose flat storage runs out before its volumes do)."""
+        """``min(capacity(node, bound), room)``: without running the passes when ``bounds`` show the count
+        reaches ``room`` (a node whose flat storage runs out before its volumes do) or settle it."""
         bound = max(bound, 0)
         if not self.schedules:
             return min(bound, room)
-        if room <= bound and room <= self.floor(node):
-            return room
+        known = self.bounds(node)
+        if known is not None:
+            low, high = known
+            if room <= bound and room <= low:
+                return room
+            if low >= bound or low == high:
+                return min(low, bound, room)
         return min(self._count(Host(node), bound), room)
 
     def floor(self, node: StorageRecord) -> int:
-        """A count the passes reach on ``node`` whenever ``bound`` allows it: each volume's free bytes over
-        the bytes of one plan, summed (0 when the request is not of the kind this holds for, or a disk's
-        quota is already negative, which keeps volumes out of the enumeration).
+        """``bounds``' lower one, 0 where they do not hold."""
+        known = self.bounds(node)
+        return 0 if known is None else known[0]
 
-        Why it holds, for normal bindings of positive sizes that draw no quota and no monopoly group: the
-        promotion loop then ends with every volume that can take a binding in the last pass (or with the
-        count at ``bound``), and that pass places attempt after attempt, each binding (smallest first) on
-        the volume of least free bytes that holds it. An attempt touches at most one volume holding a whole
-        plan (``whole`` bytes): the first such volume it puts a binding on was the best fit for it, so every
-        volume it passed over was smaller, and it keeps room for the attempt's later bindings, each of which
-        it beats every other untouched volume to. So no attempt fails while some volume holds a whole plan,
-        and each lowers the sum below by at most one. tests/unit/storage/test_scheduler_floor.py checks the
-        count against this floor and against the attempt-by-attempt simulation."""
+    def bounds(self, node: StorageRecord) -> tuple[int, int] | None:
+        """Counts the passes reach on ``node`` at least and at most, ``bound`` aside (``min(count, bound)``
+        is at least ``min(low, bound)`` and at most ``high``); None when the request is not of the kind they
+        hold for, or a disk's quota is already negative (which keeps volumes out of the enumeration). Where
+        the two meet, or the lower one reaches the bound, the count is known without the passes.
+
+        The lower one is each volume's free bytes over the bytes of one plan (``whole``), summed. Why it
+        holds, for normal bindings of positive sizes that draw no quota and no monopoly group: the promotion
+        loop then ends with every volume that can take a binding in the last pass (or with the count at
+        ``bound``), and that pass places attempt after attempt, each binding (smallest first) on the volume
+        of least free bytes that holds it. An attempt touches at most one volume holding a whole plan: the
+        first such volume it puts a binding on was the best fit for it, so every volume it passed over was
+        smaller, and it keeps room for the attempt's later bindings, each of which it beats every other
+        untouched volume to. So no attempt fails while some volume holds a whole plan, and each lowers the
+        sum by at most one.
+
+        The upper one: every plan takes ``whole`` bytes, and what a volume gives is a sum of binding sizes
+        within its free bytes, so a multiple of their greatest common divisor (none from a volume too small
+        for the smallest); and every plan puts its largest binding on a volume, which holds free // largest
+        of them at most. tests/unit/storage/test_scheduler_floor.py checks the count against both and
+        against the attempt-by-attempt simulation."""
         whole = self.whole
         capacity, usage = node.capacity, node.usage
         if not whole or capacity is None:
-            return 0
+            return None
         if usage is not None and usage.disks:  # the quota left is the capacity's less the usage's, by device
             host = Host(node)
             if min(map(min, host.quotas), default=0) < 0:
-                return 0
+                return None
             frees: Iterable[int] = host.free.values()
         else:  # Host's free bytes and quota, without the rest of its set-up (~7 µs a node)
             if any(min(disk.quota) < 0 for disk in capacity.disks or ()):
-                return 0
+                return None
             used = (None if usage is None else usage.volumes) or {}
             frees = [size - used.get(device, 0) for device, size in (capacity.volumes or {}).items()]
-        return sum(left // whole for left in frees if left >= whole)
+        smallest, largest, step = self.smallest, self.largest, self.step
+        frees = [left for left in frees if left >= smallest]
+        low = sum(left // whole for left in frees)
+        high = min(sum(left - left % step for left in frees) // whole, sum(left // largest for left in frees))
+        return low, high
 
     def limit(self, node: StorageRecord, bound: int) -> tuple[int, Limit | None]:
         """The same passes as ``capacity``; each records, where it stops, the binding and the volume or

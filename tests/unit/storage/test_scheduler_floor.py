@@ -82,12 +82,28 @@ def test_a_node_whose_storage_runs_out_first_is_counted_without_the_passes() -> 
         assert DeployCount(request, 10000)(record)[0] == (8 * 1024 - 100) // 40
 
 
-def test_a_node_whose_volumes_run_out_first_is_scheduled() -> None:
-    node: Node = ({f"/data{i}": TIB for i in range(8)}, {}, [], [])
-    request = WorkloadRequest(BINDINGS, storage_request=4 * GIB)  # room for 2048, the volumes for 8 x 34
+def test_a_node_whose_volumes_run_out_first_is_scheduled_unless_its_bounds_meet() -> None:
+    request = WorkloadRequest(BINDINGS, storage_request=4 * GIB)  # room for thousands: the volumes decide
+    fresh: Node = ({f"/data{i}": TIB for i in range(8)}, {}, [], [])  # 34 plans each, 4 GiB left over each
+    with mock.patch.object(count_module, "schedule", side_effect=AssertionError("the passes ran")):
+        assert DeployCount(request, 10000)(stored(fresh, 8 * TIB, 0))[0] == 272
+    # 1020 + 50 + 40 GiB could hold 37 plans by bytes, whole plans on one volume make 36: the passes decide.
+    mixed: Node = ({"/data0": TIB, "/data1": 50 * GIB, "/data2": 40 * GIB}, {}, [], [])
+    assert VolumeCount(BINDINGS).bounds(on(*mixed)) == (36, 37)
     with mock.patch.object(count_module, "schedule", wraps=schedule) as passes:
-        assert DeployCount(request, 10000)(stored(node, 8 * TIB, 0))[0] == 272
+        assert DeployCount(request, 10000)(stored(mixed, 8 * TIB, 0))[0] == simulated_capacity(
+            on(*mixed), BINDINGS, 10000
+        )
     assert passes.called
+
+
+@SETTINGS
+@given(nodes(), requests(("normal", "normal", "unlimited", "mount")), bounds)
+def test_the_simulated_count_lies_within_the_bounds(node: Node, bindings: list[VolumeBinding], bound: int) -> None:
+    known = VolumeCount(bindings).bounds(on(*node))
+    if known is not None:
+        low, high = known
+        assert min(low, bound) <= simulated_capacity(on(*node), bindings, bound) <= high
 
 
 def test_the_floor_is_zero_where_it_does_not_hold() -> None:
