@@ -16,7 +16,7 @@ from resource_extend.storage.volume import volumes_total
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.record import StorageRecord
@@ -72,9 +72,13 @@ class VolumeCount:
         bound = max(bound, 0)
         if not self.schedules:
             return bound
-        known = self.bounds(node)
-        if known is not None and (known[0] >= bound or known[0] == known[1]):
-            return min(known[0], bound)
+        frees = self._frees(node)
+        if frees is not None:
+            low = self._low(frees)
+            if low >= bound:
+                return bound
+            if low == self._high(frees):
+                return low
         return self._count(Host(node), bound)
 
     def _count(self, host: Host, bound: int) -> int:
@@ -90,19 +94,21 @@ class VolumeCount:
         bound = max(bound, 0)
         if not self.schedules:
             return min(bound, room)
-        known = self.bounds(node)
-        if known is not None:
-            low, high = known
+        frees = self._frees(node)
+        if frees is not None:
+            low = self._low(frees)
             if room <= bound and room <= low:
                 return room
-            if low >= bound or low == high:
-                return min(low, bound, room)
+            if low >= bound:
+                return min(bound, room)
+            if low == self._high(frees):
+                return min(low, room)
         return min(self._count(Host(node), bound), room)
 
     def floor(self, node: StorageRecord) -> int:
         """``bounds``' lower one, 0 where they do not hold."""
-        known = self.bounds(node)
-        return 0 if known is None else known[0]
+        frees = self._frees(node)
+        return 0 if frees is None else self._low(frees)
 
     def bounds(self, node: StorageRecord) -> tuple[int, int] | None:
         """Counts the passes reach on ``node`` at least and at most, ``bound`` aside (``min(count, bound)``
@@ -125,25 +131,35 @@ class VolumeCount:
         for the smallest); and every plan puts its largest binding on a volume, which holds free // largest
         of them at most. tests/unit/storage/test_scheduler_floor.py checks the count against both and
         against the attempt-by-attempt simulation."""
-        whole = self.whole
+        frees = self._frees(node)
+        return None if frees is None else (self._low(frees), self._high(frees))
+
+    def _frees(self, node: StorageRecord) -> list[int] | None:
+        """The free bytes of the node's volumes that hold the smallest binding, or None where the bounds do
+        not hold (the request's kind, or a negative quota)."""
         capacity, usage = node.capacity, node.usage
-        if not whole or capacity is None:
+        if not self.whole or capacity is None:
             return None
         if usage is not None and usage.disks:  # the quota left is the capacity's less the usage's, by device
             host = Host(node)
             if min(map(min, host.quotas), default=0) < 0:
                 return None
-            frees: Iterable[int] = host.free.values()
+            frees = list(host.free.values())
         else:  # Host's free bytes and quota, without the rest of its set-up (~7 µs a node)
             if any(min(disk.quota) < 0 for disk in capacity.disks or ()):
                 return None
-            used = (None if usage is None else usage.volumes) or {}
-            frees = [size - used.get(device, 0) for device, size in (capacity.volumes or {}).items()]
-        smallest, largest, step = self.smallest, self.largest, self.step
-        frees = [left for left in frees if left >= smallest]
-        low = sum(left // whole for left in frees)
-        high = min(sum(left - left % step for left in frees) // whole, sum(left // largest for left in frees))
-        return low, high
+            volumes, used = capacity.volumes or {}, (None if usage is None else usage.volumes)
+            frees = [size - used.get(device, 0) for device, size in volumes.items()] if used else [*volumes.values()]
+        smallest = self.smallest
+        return [left for left in frees if left >= smallest]
+
+    def _low(self, frees: list[int]) -> int:
+        whole = self.whole
+        return sum([left // whole for left in frees])
+
+    def _high(self, frees: list[int]) -> int:
+        step, largest = self.step, self.largest
+        return min(sum([left // step for left in frees]) * step // self.whole, sum([left // largest for left in frees]))
 
     def limit(self, node: StorageRecord, bound: int) -> tuple[int, Limit | None]:
         """The same passes as ``capacity``; each records, where it stops, the binding and the volume or

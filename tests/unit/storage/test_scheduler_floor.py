@@ -24,6 +24,7 @@ from resource_extend.storage.workload_request import WorkloadRequest
 from tests.unit.storage.test_scheduler_simulation import (
     ALL_KINDS,
     GIB,
+    MIB,
     SETTINGS,
     TIB,
     Node,
@@ -143,3 +144,20 @@ def test_where_storage_and_volumes_run_out_together_explain_names_the_volumes() 
     with mock.patch.object(count_module, "schedule", side_effect=AssertionError("the passes ran")):
         count, limit = DeployCount(request, 10000).limit(stored(node, TIB, 0))
     assert (count, limit.kind) == (33, "storage")
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from([1, 2, 3, 5, 7, 8, 10, 12, 13, 20, 21]), min_size=1, max_size=4),
+    st.lists(st.tuples(st.integers(0, 6), st.integers(-2, 2), st.integers(0, 200), st.booleans()), max_size=9),
+    st.sampled_from([1, 2, 3, 5, 10, 1000]),
+)
+def test_counts_on_volumes_near_multiples_of_a_plan_equal_the_simulation(
+    sizes: list[int], shapes: list[tuple[int, int, int, bool]], bound: int
+) -> None:
+    # Where the two bounds part or meet: volumes a few MiB either side of whole plans, or of any size.
+    whole = sum(sizes)
+    volumes = {f"/v{i}": max(whole * k + d if near else other, 0) * MIB for i, (k, d, other, near) in enumerate(shapes)}
+    bindings = [VolumeBinding.parse(f"AUTO:/d{i}:rw:{size}M") for i, size in enumerate(sizes)]
+    node: Node = (volumes, {}, [], [])
+    assert VolumeCount(bindings).capacity(on(*node), bound) == simulated_capacity(on(*node), bindings, bound)
