@@ -73,13 +73,8 @@ class VolumeCount:
         if not self.schedules:
             return bound
         frees = self._frees(node)
-        if frees is not None:
-            low = self._low(frees)
-            if low >= bound:
-                return bound
-            if low == self._high(frees):
-                return low
-        return self._count(Host(node), bound)
+        known = None if frees is None else self._settled(frees, self._low(frees), bound)
+        return self._count(Host(node), bound) if known is None else known
 
     def _count(self, host: Host, bound: int) -> int:
         request = self.request
@@ -95,15 +90,19 @@ class VolumeCount:
         if not self.schedules:
             return min(bound, room)
         frees = self._frees(node)
+        known = None
         if frees is not None:
             low = self._low(frees)
             if room <= bound and room <= low:
-                return room
-            if low >= bound:
-                return min(bound, room)
-            if low == self._high(frees):
-                return min(low, room)
-        return min(self._count(Host(node), bound), room)
+                return room  # the upper sum is not needed
+            known = self._settled(frees, low, bound)
+        return min(self._count(Host(node), bound) if known is None else known, room)
+
+    def _settled(self, frees: list[int], low: int, bound: int) -> int | None:
+        """The count (``bound`` >= 0 applied) where the bounds settle it, else None."""
+        if low >= bound:
+            return bound
+        return low if low == self._high(frees) else None
 
     def floor(self, node: StorageRecord) -> int:
         """``bounds``' lower one, 0 where they do not hold."""
