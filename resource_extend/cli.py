@@ -238,6 +238,7 @@ def answer(
     bytes (on success) and the one stderr line (on failure). Nothing here touches the process's streams, so
     tests can serve calls in-process.
     """
+    kv = None
     try:
         from resource_extend import jsonio, validation
 
@@ -253,6 +254,9 @@ def answer(
         return EXIT_FAILED, b"", _failure(plugin, verb.name, str(exc), debug)
     except Exception as exc:  # a bug: still one line, never a traceback on core's output
         return EXIT_FAILED, b"", _failure(plugin, verb.name, f"internal error: {type(exc).__name__}: {exc}", debug)
+    finally:
+        if kv is not None:  # the first read's client: a prefetched transaction nobody took is answered first
+            kv.close()
 
 
 def parsed(plugin: str, verb: str, config_flag: str | None, stdin: Callable[[int], bytes]) -> Parsed:

@@ -123,9 +123,15 @@ class DevEtcd:
 
     def log_tail(self) -> str:
         try:
-            return Path(self.dir, "etcd.log").read_text(errors="replace")[-2000:]
+            text = Path(self.dir, "etcd.log").read_text(errors="replace")
         except OSError:
             return ""
+        # A Go panic's message, and the log line naming its error just before it, come before the stacks.
+        panic = text.find("panic: ")
+        if panic < 0:
+            return text[-2000:]
+        start = text.rfind("\n", 0, max(panic - 1, 0)) + 1
+        return text[start : panic + 1500]
 
     def stop(self) -> None:
         if self._proc is not None:

@@ -58,6 +58,17 @@ class Connection:
         except OSError:
             pass
 
+    def await_answer(self, timeout: float) -> None:
+        """Wait, at most ``timeout`` seconds, until the member sends anything or closes; never raises. Nothing is
+        read into the answer buffer: the connection is to be closed after this."""
+        if self._buf:
+            return
+        try:
+            self._sock.settimeout(timeout)
+            self._sock.recv(1)
+        except OSError:  # a timeout, a reset: the member is slow or gone
+            pass
+
     def settimeout(self, timeout: float) -> None:
         """Allow ``timeout`` seconds from now for what is sent and read until the next call of this."""
         self._end = time.monotonic() + timeout
