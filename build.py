@@ -119,8 +119,8 @@ def compile_validators(plugin: str, schema_dir: Path, package: Path) -> None:
     sys.path.insert(0, str(ROOT))
     import fastjsonschema
 
-    from resource_extend.schemafiles import handlers, verb_schema, verbs_with_schemas, without_annotations
-    from resource_extend.validation import module_name
+    from resource_extend.formats.schemafiles import handlers, verb_schema, verbs_with_schemas, without_annotations
+    from resource_extend.formats.validation import module_name
 
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(f'"""Validators compiled from schemas/{plugin} by build.py."""\n')
@@ -141,7 +141,7 @@ def generated(code: str) -> str:
             break
     else:
         raise SystemExit("build.py: fastjsonschema's generated code changed; update build.py")
-    shim = f"from resource_extend.schemaerror import {imported}"
+    shim = f"from resource_extend.formats.schemaerror import {imported}"
     # The generator writes the root schema's function first; its name comes from the schema's $id.
     entry = re.search(r"^def (\w+)\(", code, re.MULTILINE)
     if entry is None:
@@ -153,7 +153,7 @@ def generated(code: str) -> str:
     # Only multipleOf constructs Decimals: then the real one stays.
     if "Decimal(" not in code:
         code = code.replace(
-            "from decimal import Decimal\n", "from resource_extend.schemaerror import NeverDecimal as Decimal\n"
+            "from decimal import Decimal\n", "from resource_extend.formats.schemaerror import NeverDecimal as Decimal\n"
         )
     # Patterns are looked up in REGEX_PATTERNS; a LazyPatterns answers the schemas' own patterns without
     # importing re on every call, and compiles any other the first time it is used.
@@ -165,7 +165,7 @@ def generated(code: str) -> str:
         if "re." in entries:
             raise SystemExit("build.py: a pattern fastjsonschema compiles with flags; update build.py")
         code = code.replace(block.group(0), f"REGEX_PATTERNS = LazyPatterns({{\n{entries}}})\n")
-        code = code.replace("import re\n", "from resource_extend.schemaerror import LazyPatterns\n", 1)
+        code = code.replace("import re\n", "from resource_extend.formats.schemaerror import LazyPatterns\n", 1)
         if re.search(r"^\s*re\.|[^.\w]re\.", code, re.MULTILINE):
             raise SystemExit("build.py: the generated code uses re beyond REGEX_PATTERNS; update build.py")
     return header + without_definitions(code) + f"\n\nvalidate = {entry.group(1)}\n"
@@ -498,14 +498,15 @@ def minor_of(tag: str) -> tuple[int, int]:
 # their imports' closure before the entry runs (boot/start.py PRELOAD); a module no call needs would only
 # cost the calls that skip it, and tests/test_import_budget.py lists what a call may import.
 EVERY_CALL = (
-    "resource_extend.cli",
+    "resource_extend.command.cli",
     "resource_extend.config",
-    "resource_extend.yamlsubset",  # config files in the simple subset (the samples')
-    "resource_extend.schemaerror",  # what every compiled validator imports
-    "resource_extend.jsonio",
-    "resource_extend.validation",
-    "resource_extend.store",
-    "resource_extend.etcd.gateway",
+    "resource_extend.formats.yamlsubset",  # config files in the simple subset (the samples')
+    "resource_extend.formats.schemaerror",  # what every compiled validator imports
+    "resource_extend.formats.jsonio",
+    "resource_extend.formats.validation",
+    "resource_extend.store.nodes",
+    "resource_extend.store.etcd.transport",  # imported where the store is first used (verb.Call.store, prefetch)
+    "resource_extend.store.etcd.gateway",
 )
 # Records, in the staged tree, the modules whose imports complete, in that order (for ORDER and VERB_ORDER).
 RECORDER = """

@@ -2,7 +2,7 @@
 
 The one list of plugins: the executables' entry modules (``plugins/<name>.py``), build.py, the dev tools and
 the tests read it, and nothing else names the plugins. Each name maps to the module holding the plugin's
-manifest (``PLUGIN``, a ``resource_extend.verb.Plugin``); looking one up imports that module only, so a call
+manifest (``PLUGIN``, a ``resource_extend.command.verb.Plugin``); looking one up imports that module only, so a call
 of one plugin never loads another. A plugin declared elsewhere (the tests' own) is added with ``register``.
 """
 
@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import sys
 
+from resource_extend.command import executable
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    from typing import Any
 
-    from resource_extend.verb import Plugin
+    from resource_extend.command.verb import Plugin
 
 # name -> the module of its manifest. A shipped plugin also has an entry module here (plugins/<name>.py),
 # a script in pyproject.toml and a schema directory (schemas/<name>/).
 SHIPPED = {
-    "gpu": "resource_extend.counted.gpu",
+    "gpu": "resource_extend.counted.manifest",
     "storage": "resource_extend.storage.manifest",
 }
 _declared = dict(SHIPPED)
@@ -43,9 +45,7 @@ def package(name: str) -> str:
 def plugin(name: str) -> Plugin[Any]:
     """The plugin's manifest; imports its module (and no other plugin's)."""
     module = _declared[name]
-    boot = sys.modules.get("_resource_extend_boot")
-    if boot is not None:  # an executable: its start loads the manifest's modules its own way (without importlib)
-        boot.load_manifest()
+    executable.load_manifest()  # an executable's start loads the manifest's modules its own way (no importlib)
     __import__(module)  # not importlib: one more import on every call
     found: Plugin[Any] = sys.modules[module].PLUGIN
     if found.name != name:  # the config file and the etcd directory a call reads are named before it loads
@@ -58,10 +58,3 @@ def register(name: str, module: str) -> None:
     if _declared.get(name, module) != module:
         raise ValueError(f"plugin {name!r} is already declared by {_declared[name]}")
     _declared[name] = module
-
-
-def serve(name: str) -> NoReturn:
-    """What an executable's entry runs: the command line over the plugin's manifest."""
-    from resource_extend.cli import serve_named
-
-    serve_named(name)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 
 def main() -> None:
-    from plugins import serve
+    from resource_extend.command.cli import serve_named
 
-    serve("gpu")
+    serve_named("gpu")
 
 
 if __name__ == "__main__":

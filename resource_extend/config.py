@@ -4,7 +4,8 @@ The file is core's own config format; the plugins read ``etcd`` and ``scheduler`
 so one file can serve core and its plugins. Every value is checked here, when the file is loaded
 (spec decision 15), so a bad file fails every verb before stdin is read, store or no store.
 Loading runs on every call: plain classes with ``__slots__``, no imports beyond ``posix``; what only a
-failing call, a file beyond yamlsubset's subset or a TLS cluster needs is configrare.py's, imported then.
+failing call or a file beyond yamlsubset's subset needs (``os``, PyYAML) is imported inside the function
+that needs it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import posix  # os's C half: importing os (and stat, posixpath) costs a call ~6 M instructions
 import sys
 
-from resource_extend.bounds import KEYS as BOUND_KEYS
-from resource_extend.bounds import Bounds
 from resource_extend.errors import PluginError
-from resource_extend.etcd.endpoints import parse_endpoint
+from resource_extend.requests.bounds import KEYS as BOUND_KEYS
+from resource_extend.requests.bounds import Bounds
+from resource_extend.store.etcd.endpoints import parse_endpoint
 
 TYPE_CHECKING = False
 
@@ -131,9 +132,7 @@ def load(plugin: str, flag_value: str | None = None) -> Config:
     try:
         text = _read(path)
     except FileNotFoundError:
-        from resource_extend import configrare  # a failing call only
-
-        raise PluginError(configrare.not_found(plugin, path, flag_value)) from None
+        raise PluginError(not_found(plugin, path, flag_value)) from None
     except OSError as exc:
         raise PluginError(f"config {path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -178,7 +177,7 @@ def _load_yaml(path: str, text: bytes) -> Any:
     except UnicodeDecodeError:
         decoded = None
     if decoded is not None:
-        from resource_extend import yamlsubset
+        from resource_extend.formats import yamlsubset
 
         try:
             return yamlsubset.parse(decoded)
@@ -186,9 +185,7 @@ def _load_yaml(path: str, text: bytes) -> Any:
             # A file the fast path cannot read, however it fails (the C JSON scanner raised SystemError on
             # a trailing comma: issue 20), is PyYAML's to read or refuse, never an internal error.
             pass
-    from resource_extend import configrare  # only files beyond the simple subset
-
-    return configrare.load_with_pyyaml(path, text)
+    return load_with_pyyaml(path, text)
 
 
 def parse(path: str, doc: Any) -> Config:
@@ -229,9 +226,7 @@ def parse(path: str, doc: Any) -> Config:
     # Only for a TLS cluster (one stat per file): a missing file fails here, before any connection is tried.
     tls = (ca or cert) and any(m[:8].lower() == "https://" for m in machines)
     if tls:
-        from resource_extend import configrare  # TLS clusters only
-
-        problem = configrare.tls_file_problem(ca, cert, key)
+        problem = tls_file_problem(ca, cert, key)
         if problem:
             raise PluginError(f"config {path}: {problem}")
     username = _text(path, auth, "username", "etcd.auth.")
@@ -266,9 +261,7 @@ def _section(path: str, doc: dict[str, Any], key: str, known: tuple[str, ...], p
         raise PluginError(f"config {path}: {parent}{key} must be a mapping")
     for name in value:
         if name not in known:
-            from resource_extend import configrare  # a failing call only
-
-            raise PluginError(f"config {path}: {configrare.unknown_key(f'{parent}{key}', name, known)}")
+            raise PluginError(f"config {path}: {unknown_key(f'{parent}{key}', name, known)}")
     return value
 
 
@@ -288,3 +281,92 @@ def _seconds(path: str, doc: dict[str, Any], key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < _INFINITY:
         raise PluginError(f"config {path}: etcd.{key}: {value!r} is not a finite number of seconds > 0")
     return float(value)
+
+
+def not_found(plugin: str, path: str, flag_value: str | None) -> str:
+    """Name the file looked for, where it came from, and the fix that applies to that source."""
+    if flag_value:
+        return f"config {path}: file not found (Machines is required, but blank): check the path given to --config"
+    if environ(CONFIG_ENV):
+        return f"config {path}: file not found (Machines is required, but blank): check the path in ${CONFIG_ENV}"
+    import os  # a failing call only
+
+    try:
+        here = os.getcwd()
+    except OSError:  # the working directory was removed under us
+        here = "the working directory"
+    return (
+        f"config {os.path.join(here, path)}: file not found (Machines is required, but blank): "
+        f"put {plugin}.yaml in {here} (core's resource_plugin.dir), pass --config PATH, or set {CONFIG_ENV}"
+    )
+
+
+def load_with_pyyaml(path: str, text: bytes) -> Any:
+    """``yaml.safe_load``'s reading of a file beyond yamlsubset's subset (``_load_yaml``), its refusal in one
+    line."""
+    import yaml  # ~35 ms of imports: only files beyond the simple subset pay for it
+
+    try:
+        return yaml.load(text, Loader=yaml.SafeLoader)  # safe_load's own loader, spelled out
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" at line {where.line + 1}, column {where.column + 1}" if where is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise PluginError(f"config {path}: invalid YAML{at}: {problem}") from None
+    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        # safe_load refuses these too, outside YAMLError: a timestamp like 2001-02-30, a nesting too deep.
+        if isinstance(exc, RecursionError):  # its words differ by interpreter; the depth (~490) does not
+            raise PluginError(f"config {path}: invalid YAML: nested too deeply") from None
+        from resource_extend.formats.jsonio import reason  # the int limit's words, the same on every interpreter
+
+        why = reason(exc) if isinstance(exc, ValueError) else str(exc)
+        raise PluginError(f"config {path}: invalid YAML: {type(exc).__name__}: {why}") from None
+
+
+def unknown_key(section: str, name: Any, known: tuple[str, ...]) -> str:
+    """``<section>.<name>: unknown key``, with the known key it is likely a typo of, else the known keys."""
+    hint = _near(name, known)
+    return f"{section}.{name}: unknown key" + (
+        f" (did you mean {section}.{hint}?)" if hint else f" (known: {', '.join(known)})"
+    )
+
+
+def _near(name: Any, known: tuple[str, ...]) -> str | None:
+    """The known key one or two edits away from ``name`` (a typo, a dropped or doubled letter)."""
+    if not isinstance(name, str):
+        return None
+    best: tuple[int, str] | None = None
+    for candidate in known:
+        distance = _edits(name.lower(), candidate)
+        if distance <= 2 and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best else None
+
+
+def _edits(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+    return row[-1]
+
+
+def _exists(path: str) -> bool:
+    try:
+        posix.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def tls_file_problem(ca: str, cert: str, key: str) -> str:
+    """``etcd.<name>: <path>: <why>`` for the first TLS file set but not readable, else ``""``.
+
+    Checked when the config loads (any ``https://`` endpoint) so that a missing file is named at once,
+    not after a TCP connection succeeds, and by both transports before they load the files."""
+    for name, file in (("ca", ca), ("cert", cert), ("key", key)):
+        if file and not posix.access(file, posix.R_OK):
+            reason = "no such file" if not _exists(file) else "not readable by this user"
+            return f"etcd.{name}: {file}: {reason}"
+    return ""

@@ -117,8 +117,8 @@ def verdict(case: dict[str, Any], out: Outcome) -> str | None:
 def schema_verdict(case: dict[str, Any], response: Any) -> str | None:
     """A successful response must match the verb's response schema under schemas/ (the plugin contract), or
     under the schema directory of a plugin the registry declares elsewhere (the tests' own)."""
-    from resource_extend import validation
     from resource_extend.errors import PluginError
+    from resource_extend.formats import validation
 
     plugin = case["plugin"]
     schemas = registry.plugin(plugin).schemas if plugin in registry.names() else None

@@ -19,17 +19,17 @@ import pytest
 from hypothesis import strategies as st
 
 import plugins as registry
-from resource_extend import decoding
-from resource_extend.bounds import Bounds
+from resource_extend.command.verb import Plugin
 from resource_extend.counted import prodmap
 from resource_extend.counted import record as counted_record
-from resource_extend.counted.gpu import PLUGIN as GPU_PLUGIN
-from resource_extend.decoding import INT64_MAX, INT64_MIN
+from resource_extend.counted.manifest import PLUGIN as GPU_PLUGIN
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
+from resource_extend.formats.decoding import INT64_MAX, INT64_MIN
+from resource_extend.requests.bounds import Bounds
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.verb import Plugin
 from resource_extend_dev.conformance import (
     Outcome,
     load_cases,
@@ -111,7 +111,7 @@ def serve_in_process(plugin: str, verb: str, stdin: bytes, config_path: str | No
     """One verb call served by the command line's own entry, ``cli.answer`` (the config, stdin, schemas, verb
     and store; everything but the process), as an Outcome like ``run_plugin``'s. ``config_path`` is what
     ``--config`` would give; None finds the file as the executable does (the environment, then the cwd)."""
-    from resource_extend import cli
+    from resource_extend.command import cli
 
     table = TABLES[plugin]
     found = table.verb(verb)
@@ -308,10 +308,10 @@ def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
 def shared_request_readers(payloads: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
     """What each request value of ``params`` holds when read with a plugin's ``payloads``, for the shapes
     params writes once for both plugins: the new side of the differential request tests."""
-    from resource_extend.params.capacity import DeployCapacity
-    from resource_extend.params.plans import Deploy
-    from resource_extend.params.realloc import Realloc
-    from resource_extend.params.sides import SetUsage
+    from resource_extend.capacity.request import DeployCapacity
+    from resource_extend.requests.plans import Deploy
+    from resource_extend.requests.realloc import Realloc
+    from resource_extend.requests.sides import SetUsage
 
     def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
         value = SetUsage.from_json(req, payloads)
@@ -552,7 +552,7 @@ def padded(size: int) -> bytes:
 def read_whole_or_refused(plugin: str, verb: str, read: Callable[[dict[str, Any]], Any], req: dict[str, Any]) -> None:
     """Core's request passes the verb's schema first; what is left to the request value is read whole or
     refused as the plugin refuses (a one-line PluginError), never by another exception."""
-    from resource_extend import validation
+    from resource_extend.formats import validation
 
     try:
         validation.check(plugin, verb, "request", req)

@@ -25,5 +25,5 @@ def test_executable_carries_no_development_tools(plugin: str) -> None:
     assert not [name for name in names if "resource_extend_dev" in name]
     assert "_code/sources.marshal" in tables
     for table, modules in tables.items():
-        assert "resource_extend.cli" in modules, table
+        assert "resource_extend.command.cli" in modules, table
         assert not [name for name in modules if name.startswith("resource_extend_dev")], table

@@ -1,6 +1,6 @@
 """A silent first endpoint costs a call a fraction of a second, not dial_timeout + request_timeout.
 
-Both transports connect in a staggered race (resource_extend/etcd/race.py): the next endpoint
+Both transports connect in a staggered race (resource_extend/store/etcd/race.py): the next endpoint
 starts when the earlier one has not answered after race.STAGGER (0.25 s). Every config here gives a
 silent endpoint 10 s to answer (``PATIENT``), so a client that waited for it instead of racing would take
 10 s or more; the bound asserted (5 s for a whole process call) tells the two apart with room for a
@@ -83,8 +83,8 @@ def test_a_refused_first_endpoint_hands_over_at_once_and_all_silent_stays_in_tot
 def test_both_transports_race_past_a_silent_first_endpoint(
     transport: str, auth: bool, etcd: DevEtcd, auth_etcd: DevEtcd, prefix: str, silent_endpoint: str
 ) -> None:
-    from resource_extend import etcd as transports
     from resource_extend.config import EtcdConfig
+    from resource_extend.store.etcd import transport as transports
 
     server = auth_etcd if auth else etcd
     credentials = {"username": "eru", "password": PASSWORD} if auth else {}

@@ -30,7 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend import cli, validation
+from resource_extend.command import cli
+from resource_extend.formats import validation
 from resource_extend_dev.conformance import load_cases, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import DEEP, PLUGINS, TABLES, VECTORS, executable

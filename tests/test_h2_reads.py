@@ -22,12 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.config import EtcdConfig
-from resource_extend.counted.gpu import GpuRecord
-from resource_extend.etcd import gatewaybulk, h2
-from resource_extend.etcd.chunks import FEW_KEYS
-from resource_extend.etcd.gateway import RANGE, GatewayKV
-from resource_extend.etcd.kv import Entry
-from resource_extend.store import NodeStore
+from resource_extend.counted.manifest import GpuRecord
+from resource_extend.store.etcd import gatewaybulk
+from resource_extend.store.etcd.chunks import FEW_KEYS
+from resource_extend.store.etcd.gateway import GatewayKV
+from resource_extend.store.etcd.h2 import client as h2
+from resource_extend.store.etcd.kv import Entry
+from resource_extend.store.etcd.messages import RANGE
+from resource_extend.store.nodes import NodeStore
 from resource_extend_dev.conformance import Outcome, run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import executable
@@ -247,8 +249,8 @@ def test_any_failure_of_the_h2_side_reads_the_spans_over_the_gateway(
 @pytest.mark.parametrize("h2_fault", ["garbage", "GOAWAY", "silence"], indirect=True)
 def test_the_h2_reader_raises_only_its_own_errors(h2_fault: H2FaultProxy) -> None:
     # What gatewaybulk.py catches to fall back: ValueError (h2.Failed is one) and OSError (a timeout is one).
-    from resource_extend.etcd import rangewire
-    from resource_extend.etcd.endpoints import parse_endpoint
+    from resource_extend.store.etcd.endpoints import parse_endpoint
+    from resource_extend.store.etcd.h2 import protobuf as rangewire
 
     client = h2.Client(parse_endpoint(h2_fault.url), None, 1.0)
     try:
@@ -295,8 +297,8 @@ def test_the_h2_reader_takes_what_a_server_may_send_around_an_answer() -> None:
     # second stream's answer.
     from pyetcd.etcdrpc import rpc_pb2
 
-    from resource_extend.etcd import rangewire
-    from resource_extend.etcd.endpoints import parse_endpoint
+    from resource_extend.store.etcd.endpoints import parse_endpoint
+    from resource_extend.store.etcd.h2 import protobuf as rangewire
 
     reply = rpc_pb2.RangeResponse()
     reply.header.revision = 9

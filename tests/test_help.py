@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend import validation, verbhelp
-from resource_extend.counted.gpu import PLUGIN as GPU
+from resource_extend.command import verbhelp
+from resource_extend.counted.manifest import PLUGIN as GPU
+from resource_extend.formats import validation
 from resource_extend.storage.manifest import PLUGIN as STORAGE
 from tests.support import PLUGINS, ROOT, PluginDir, executable
 
@@ -96,12 +97,12 @@ def test_plain_verbs_never_import_help_doctor_or_difflib(gpu: PluginDir) -> None
         "import posix, sys\n"
         "def leave(status):\n    raise SystemExit(status)\n"
         "posix._exit = leave  # the call ends by posix._exit once answered; stay alive to look at sys.modules\n"
-        "from resource_extend.cli import main\n"
-        "from resource_extend.counted.gpu import PLUGIN\n"
+        "from resource_extend.command.cli import main\n"
+        "from resource_extend.counted.manifest import PLUGIN\n"
         "try:\n    main(PLUGIN, ['get-node-resource-info'])\n"
         "except SystemExit:\n    pass\n"
-        "loaded = [m for m in ('difflib', 'resource_extend.verbhelp', 'resource_extend.doctor',"
-        " 'resource_extend.diagnosis') if m in sys.modules]\n"
+        "loaded = [m for m in ('difflib', 'resource_extend.command.verbhelp', 'resource_extend.tools.doctor',"
+        " 'resource_extend.tools.diagnosis') if m in sys.modules]\n"
         "sys.stderr.write(repr(loaded))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

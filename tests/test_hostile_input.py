@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend.validation import check
+from resource_extend.formats.validation import check
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import PLUGINS, SEED, STORE_VERBS, examples, executable

@@ -1,4 +1,4 @@
-"""The node verbs both plugins answer through ``resource_extend.nodeverbs``, as core sees them."""
+"""The node verbs both plugins answer through ``resource_extend.command.nodeverbs``, as core sees them."""
 
 from __future__ import annotations
 

@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from resource_extend import etcd as transports
-from resource_extend import storemany
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.manifest import GpuRecord
 from resource_extend.errors import StoreUnavailable
-from resource_extend.etcd.connection import Connection
-from resource_extend.etcd.gateway import GatewayKV
-from resource_extend.store import MAX_NODE_NAME, NodeStore
-from resource_extend.verb import prefetch
+from resource_extend.store import prefetch as early
+from resource_extend.store.etcd import transport as transports
+from resource_extend.store.etcd.connection import Connection
+from resource_extend.store.etcd.gateway import GatewayKV
+from resource_extend.store.nodes import MAX_NODE_NAME, NodeStore
 from resource_extend_dev.conformance import run_plugin
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import PLUGINS, executable, one_clean_line, plugin_dir
@@ -148,12 +147,12 @@ def config_of(etcd_url: str, prefix: str, **kw: Any) -> Config:
 def test_no_read_is_sent_for_a_verb_that_does_not_read_its_node_first_or_a_name_no_key_may_have(
     etcd: DevEtcd, prefix: str, verb: str, request_doc: Any
 ) -> None:
-    assert prefetch(config_of(etcd.url, prefix), "gpu", verb, request_doc) is None
+    assert early.send(config_of(etcd.url, prefix), "gpu", verb, request_doc) is None
 
 
 def test_the_read_sent_is_the_one_the_verbs_store_makes(etcd: DevEtcd, prefix: str) -> None:
     seeded(etcd, prefix, {"n1": {"a": 2}})
-    kv = prefetch(config_of(etcd.url, prefix), "gpu", "calculate-deploy", {"nodename": "n1"})
+    kv = early.send(config_of(etcd.url, prefix), "gpu", "calculate-deploy", {"nodename": "n1"})
     assert isinstance(kv, GatewayKV) and kv._pending is not None
     store = NodeStore(kv, prefix, "gpu", GpuRecord)
     assert kv._conn is not None
@@ -182,14 +181,14 @@ def many(etcd: DevEtcd, prefix: str) -> str:
 def test_a_bulk_read_takes_its_prefetched_first_request_and_reads_what_it_reads_without_it(
     etcd: DevEtcd, many: str, case: str
 ) -> None:
-    # storemany.prefetch sends what get_many sends first (one range, the point reads of a few keys, or the
+    # early.send_reads sends what get_many sends first (one range, the point reads of a few keys, or the
     # count of the chunks' spans): get_many takes etcd's answer to it instead of sending it again, and reads
     # the same records as without it, in the same order.
     nodes = BULK_CASES[case]
     _, plain = gateway_store((etcd.url,), many)
     expected = plain.get_many(nodes)
     kv, store = gateway_store((etcd.url,), many)
-    storemany.prefetch(kv, store.key(""), nodes)
+    early.send_reads(kv, store.key(""), nodes)
     assert kv._conn is not None and kv._pending is not None
     assert kv._pending[0] == ("/v3/kv/range" if len(set(nodes)) == 1 else "/v3/kv/txn")
     conn = kv._conn
@@ -205,7 +204,7 @@ def test_a_bulk_read_takes_its_prefetched_first_request_and_reads_what_it_reads_
 def test_a_bulk_prefetch_not_taken_is_dropped_and_the_read_gets_its_own_answer(etcd: DevEtcd, many: str) -> None:
     # The count of n1..n3's span is pending; a read of other nodes must not take it for its own.
     kv, store = gateway_store((etcd.url,), many)
-    storemany.prefetch(kv, store.key(""), ["n1", "n2", "n3"] + [f"m{i:03}" for i in range(20)])
+    early.send_reads(kv, store.key(""), ["n1", "n2", "n3"] + [f"m{i:03}" for i in range(20)])
     assert kv._pending is not None
     read = store.get_many(["m007", "n2"])
     assert {node: record.capacity for node, record in read.items()} == {"m007": {"m": 8}, "n2": {"b": 2}}
@@ -228,7 +227,7 @@ def test_a_bulk_prefetch_not_taken_is_dropped_and_the_read_gets_its_own_answer(e
 def test_the_bulk_verbs_send_the_first_request_of_their_nodes_read(
     etcd: DevEtcd, many: str, verb: str, request_doc: Any, nodes: list[str]
 ) -> None:
-    kv = prefetch(config_of(etcd.url, many), "gpu", verb, request_doc)
+    kv = early.send(config_of(etcd.url, many), "gpu", verb, request_doc)
     assert isinstance(kv, GatewayKV) and kv._conn is not None and kv._pending is not None
     conn = kv._conn
     sent = Sent(conn)
@@ -240,7 +239,7 @@ def test_the_bulk_verbs_send_the_first_request_of_their_nodes_read(
 
 def test_no_read_is_sent_over_grpc(etcd: DevEtcd, prefix: str) -> None:
     assert (
-        prefetch(config_of(etcd.url, prefix, transport="grpc"), "gpu", "calculate-deploy", {"nodename": "n1"}) is None
+        early.send(config_of(etcd.url, prefix, transport="grpc"), "gpu", "calculate-deploy", {"nodename": "n1"}) is None
     )
 
 
@@ -411,7 +410,7 @@ def test_a_refused_request_does_not_wait_out_the_dial_timeout_of_a_member_that_d
     # The prefetch gives up its dial after PREFETCH_DIAL (0.1 s); the request then fails on its schema.
     import time
 
-    from resource_extend.etcd.gateway import PREFETCH_DIAL
+    from resource_extend.store.etcd.gateway import PREFETCH_DIAL
 
     plugin = PLUGINS[0]
     work = plugin_dir(tmp_path, plugin, {"machines": [unanswered_dial], "prefix": prefix, "dial_timeout": 5})

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend.bigdocs import ROWS, representatives
 from resource_extend.errors import PluginError
-from resource_extend.jsonio import Rendered, compact
+from resource_extend.formats.bigdocs import ROWS, representatives
+from resource_extend.formats.jsonio import Rendered, compact
+from resource_extend.formats.validation import check, describe, schema_dir, validator
 from resource_extend.storage.metrics import render_rows
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.validation import check, describe, schema_dir, validator
 from tests.support import PLUGINS, examples
 
 

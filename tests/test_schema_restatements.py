@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
-from resource_extend import schemafiles
-from resource_extend.schemafiles import BASE, handlers, verb_schema, without_annotations
-from resource_extend.validation import schema_dir
+from resource_extend.formats import schemafiles
+from resource_extend.formats.schemafiles import BASE, handlers, verb_schema, without_annotations
+from resource_extend.formats.validation import schema_dir
 from tests.support import examples
 
 DEFS = f"{BASE}storage/defs.json#/definitions/"

@@ -10,17 +10,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from resource_extend import etcd as transports
 from resource_extend.config import EtcdConfig
-from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.manifest import GpuRecord
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
-from resource_extend.etcd import chunks as chunks_module
-from resource_extend.etcd import gatewaybulk
-from resource_extend.etcd.chunks import prefix_end
-from resource_extend.etcd.connection import Connection
-from resource_extend.etcd.gateway import GatewayKV
-from resource_extend.etcd.kv import Entry
-from resource_extend.store import NodeStore
+from resource_extend.store.etcd import chunks as chunks_module
+from resource_extend.store.etcd import gatewaybulk
+from resource_extend.store.etcd import transport as transports
+from resource_extend.store.etcd.chunks import prefix_end
+from resource_extend.store.etcd.connection import Connection
+from resource_extend.store.etcd.gateway import GatewayKV
+from resource_extend.store.etcd.kv import Entry
+from resource_extend.store.nodes import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import PASSWORD, ROOT
 
@@ -93,7 +93,7 @@ def test_get_many_returns_the_wanted_keys_and_no_other_over_a_span_or_point_read
         return plans[-1]
 
     # The module that plans a bulk read: the gateway's is gatewaybulk.py.
-    monkeypatch.setattr(f"resource_extend.etcd.{transport.replace('gateway', 'gatewaybulk')}.dense", planned)
+    monkeypatch.setattr(f"resource_extend.store.etcd.{transport.replace('gateway', 'gatewaybulk')}.dense", planned)
     got = store.get_many(wanted)
     assert plans == [between == 1]
     stored = {node: count for count, node in enumerate([*others, *wanted], start=1)}
@@ -409,7 +409,7 @@ SEED_GPU = {"capacity": {"prod_count_map": {"a": 1}}, "usage": {"prod_count_map"
      ("http://etcd", "http", "etcd", 2379)],
 )  # fmt: skip
 def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str, host: str, port: int) -> None:
-    from resource_extend.etcd.endpoints import parse_endpoint
+    from resource_extend.store.etcd.endpoints import parse_endpoint
 
     endpoint = parse_endpoint(url)
     assert (endpoint.scheme, endpoint.host, endpoint.port) == (scheme, host, port)
@@ -418,7 +418,7 @@ def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str,
 # Decision 15: the scheme is required (it decides TLS), so a bare host:port is refused too.
 @pytest.mark.parametrize("url", ["ftp://x:1", "http://x:99999", "http://", "http://a b:1", "10.0.0.1:2380"])
 def test_malformed_endpoints_are_a_config_error(url: str) -> None:
-    from resource_extend.etcd.endpoints import parse_endpoint
+    from resource_extend.store.etcd.endpoints import parse_endpoint
 
     with pytest.raises(PluginError, match=r"etcd\.machines"):
         parse_endpoint(url)
@@ -456,14 +456,14 @@ def test_a_guarded_write_whose_answer_is_lost_is_applied_exactly_once(
     assert store.get("n1").usage == {"a": 2}  # one increment, whether or not the lost write had landed
 
 
-FAILURE_ONLY_MODULES = ["resource_extend.failures", "resource_extend.etcd.failing", "resource_extend.etcd.retry"]
+FAILURE_ONLY_MODULES = ["resource_extend.store.etcd.failing", "resource_extend.store.etcd.retry"]
 
 
 @pytest.mark.parametrize("cluster", ["one endpoint", "auth", "several endpoints"])
 def test_a_gateway_call_that_succeeds_loads_no_failure_handling(
     cluster: str, etcd: DevEtcd, auth_etcd: DevEtcd, prefix: str
 ) -> None:
-    # failing.py, retry.py and failures.py's classes (StoreUnavailable, AmbiguousWrite, BadReply) are the
+    # failing.py and retry.py (with BadReply) are the
     # gateway's failure half: a call that reads and writes without a failure never loads them, whether it
     # connects plainly, authenticates (greeting.py) or races several endpoints (race.py).
     if cluster == "auth":
@@ -476,9 +476,9 @@ def test_a_gateway_call_that_succeeds_loads_no_failure_handling(
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from resource_extend.config import EtcdConfig\n"
-        "from resource_extend.counted.gpu import GpuRecord\n"
-        "from resource_extend.etcd.gateway import GatewayKV\n"
-        "from resource_extend.store import NodeStore\n"
+        "from resource_extend.counted.manifest import GpuRecord\n"
+        "from resource_extend.store.etcd.gateway import GatewayKV\n"
+        "from resource_extend.store.nodes import NodeStore\n"
         f"config = EtcdConfig({config})\n"
         "store = NodeStore(GatewayKV(config), config.prefix, 'gpu', GpuRecord)\n"
         "store.put('n1', GpuRecord({'x': 2}, {}))\n"

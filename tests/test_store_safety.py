@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import plugins as registry
-from resource_extend import config, jsonio, validation
+from resource_extend import config
+from resource_extend.command.verb import Call
 from resource_extend.errors import PluginError
-from resource_extend.verb import Call
+from resource_extend.formats import jsonio, validation
 from resource_extend_dev.conformance import run_plugin, write_config
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import PLUGINS, UNREADABLE_RECORDS, executable

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import pytest
 
-from resource_extend.bounds import LIMITS
+from resource_extend.requests.bounds import LIMITS
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
 from tests.faultproxy import FaultProxy, Rule
@@ -262,7 +262,7 @@ def odd_configs(python: Python) -> None:
             line = one_clean_line(out)
             assert line.startswith("resource-gpu calculate-remap: config gpu.yaml: ") and refusal in line, line
     # A member named by a host name ("localhost": maybe ::1 first, refused, then 127.0.0.1) is resolved in a
-    # thread of its own within the dial's time (etcd/names.py): a read of one node and one in bulk.
+    # thread of its own within the dial's time (store/etcd/dial.py): a read of one node and one in bulk.
     space = python.space("gpu")
     put_raw(space, "n1", json.dumps(SEED["gpu"]).encode())
     space.path.joinpath("gpu.yaml").write_text(

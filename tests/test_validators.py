@@ -16,9 +16,9 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
 import build
-from resource_extend import schemafiles
-from resource_extend.schemafiles import verbs_with_schemas
-from resource_extend.validation import module_name, schema_dir
+from resource_extend.formats import schemafiles
+from resource_extend.formats.schemafiles import verbs_with_schemas
+from resource_extend.formats.validation import module_name, schema_dir
 from resource_extend_dev.conformance import load_cases
 from tests.support import PLUGINS, VECTORS, examples
 
@@ -59,7 +59,7 @@ def test_the_compiled_validators_carry_no_schema_fragment_in_their_raises(
     compiled: dict[tuple[str, str, str], Pair],
 ) -> None:
     # Nothing reads an exception's definition; as constants they were half of a call's unmarshalling.
-    from resource_extend.schemaerror import JsonSchemaValueException
+    from resource_extend.formats.schemaerror import JsonSchemaValueException
 
     fast, _ = compiled[("gpu", "add-node", "request")]
     with pytest.raises(JsonSchemaValueException) as raised:
@@ -80,7 +80,7 @@ def verdicts(pair: Pair, document: Any) -> tuple[bool, bool]:
 
 
 def test_the_compiled_validators_raise_only_the_shims_exception(compiled: dict[tuple[str, str, str], Pair]) -> None:
-    from resource_extend.schemaerror import JsonSchemaValueException
+    from resource_extend.formats.schemaerror import JsonSchemaValueException
 
     fast, _ = compiled[("gpu", "add-node", "request")]
     with pytest.raises(JsonSchemaValueException):

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 
 def module_name(relative: str) -> "tuple[str, bool] | None":
-    """``resource_extend/cli.py`` -> (``resource_extend.cli``, False); a package's ``__init__.py`` -> its
-    name and True; None for a file no import statement can name (``a-b.py``, a ``.py`` in a data folder)."""
+    """``resource_extend/command/cli.py`` -> (``resource_extend.command.cli``, False); a package's
+    ``__init__.py`` -> its name and True; None for a file no import statement can name (``a-b.py``, a ``.py``
+    in a data folder)."""
     parts = relative.split("/")
     if not parts[-1].endswith(".py"):
         return None

@@ -6,33 +6,33 @@ set-node-resource-usage. Unknown nodes read as the empty record, as the referenc
 
 from __future__ import annotations
 
-from resource_extend import deploy
+from resource_extend.command import deploy
+from resource_extend.command.verb import Call
 from resource_extend.counted import prodmap
 from resource_extend.counted.record import CountedRecord
 from resource_extend.counted.request import Payloads
 from resource_extend.counted.scheduler import allocate, node_deploy_capacity, node_deploy_limit, realloc_plan
 from resource_extend.errors import PluginError
-from resource_extend.params.plans import Deploy
-from resource_extend.verb import Call
+from resource_extend.requests.plans import Deploy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from resource_extend.answers import Plans, Replan
+    from resource_extend.capacity.answer import DeployCapacity as DeployCapacityJSON
+    from resource_extend.capacity.answer import Limit
+    from resource_extend.command.answers import Plans, Replan
     from resource_extend.config import Config
     from resource_extend.counted.prodmap import ProdMapJSON
-    from resource_extend.deploycapacity import DeployCapacity as DeployCapacityJSON
-    from resource_extend.deploycapacity import Limit
 
 CountedCall = Call[CountedRecord]
 
 
 def get_nodes_deploy_capacity(call: CountedCall) -> DeployCapacityJSON:
     # Each verb imports the request and answer code only it runs: a deploy creates neither class.
-    from resource_extend import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
-    from resource_extend.deploycapacity import deploy_capacity_response
-    from resource_extend.params.capacity import DeployCapacity
+    from resource_extend.capacity.answer import deploy_capacity_response
+    from resource_extend.capacity.request import DeployCapacity
+    from resource_extend.formats import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
 
     request = DeployCapacity.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     records = call.store.iter_many(request.nodenames)
@@ -60,7 +60,7 @@ def calculate_deploy(call: CountedCall) -> Plans[ProdMapJSON, ProdMapJSON]:
 
 
 def calculate_realloc(call: CountedCall) -> Replan[ProdMapJSON, ProdMapJSON, ProdMapJSON]:
-    from resource_extend.params.realloc import Realloc
+    from resource_extend.requests.realloc import Realloc
 
     request = Realloc.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
     wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)

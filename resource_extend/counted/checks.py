@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from resource_extend.counted.prodmap import MaybeMap, named
 from resource_extend.counted.record import CountedRecord
-from resource_extend.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
+from resource_extend.tools.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ names are the plugin's (``gpu_capacity``, ``gpu_used``)."""
 from __future__ import annotations
 
 from resource_extend.counted.record import CountedRecord
-from resource_extend.jsonio import Rendered
+from resource_extend.formats.jsonio import Rendered
 from resource_extend.metrics import gauge, json_string, node_head
 
 TYPE_CHECKING = False

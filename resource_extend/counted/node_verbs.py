@@ -6,17 +6,17 @@ falls back to the engine's ``Resources["<name>"]``, and every read-modify-write 
 
 from __future__ import annotations
 
-from resource_extend import params
+from resource_extend import requests
 from resource_extend.capacity import ratio
+from resource_extend.command.nodeverbs import set_side
+from resource_extend.command.verb import Call
 from resource_extend.counted import prodmap
 from resource_extend.counted.record import CountedRecord, combine, reconcile_usage
 from resource_extend.counted.request import Payloads, cards
-from resource_extend.nodeverbs import set_side
-from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.answers import BeforeAfter, MostIdle
+    from resource_extend.command.answers import BeforeAfter, MostIdle
     from resource_extend.counted.prodmap import MaybeMap, ProdMapJSON
 
 CountedCall = Call[CountedRecord]
@@ -42,7 +42,7 @@ def _usage(record: CountedRecord) -> ProdMapJSON:
 
 
 def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    from resource_extend.params.sides import SetCapacity  # each verb creates its own request classes only
+    from resource_extend.requests.sides import SetCapacity  # each verb creates its own request classes only
 
     request = SetCapacity.from_json(call.request, Payloads(call.plugin.record))
 
@@ -54,7 +54,7 @@ def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
 
 
 def set_node_resource_usage(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    from resource_extend.params.sides import SetUsage
+    from resource_extend.requests.sides import SetUsage
 
     request = SetUsage.from_json(call.request, Payloads(call.plugin.record))
 
@@ -66,7 +66,7 @@ def set_node_resource_usage(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
 
 
 def get_most_idle_node(call: CountedCall) -> MostIdle:
-    records = call.store.get_many(params.nodenames(call.request))
+    records = call.store.get_many(requests.nodenames(call.request))
     best, best_idle = "", float("inf")
     for node in sorted(records):
         record = records[node]

@@ -6,8 +6,8 @@ A map is a plain ``dict[str, int]``. ``None`` stands for a map that was never se
 
 from __future__ import annotations
 
-from resource_extend.decoding import plain_int64s, strict_int
 from resource_extend.errors import PluginError
+from resource_extend.formats.decoding import plain_int64s, strict_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ in the record's refusals (``invalid gpu map``) and reach every function that is 
 
 from __future__ import annotations
 
-from resource_extend import jsonio
 from resource_extend.counted import prodmap
-from resource_extend.decoding import int64_problem, plain_int64s
 from resource_extend.errors import PluginError
+from resource_extend.formats import jsonio
+from resource_extend.formats.decoding import int64_problem, plain_int64s
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 As the reference decodes a request into a struct before its logic runs, a handler reads its request here and
 then works on the value; the fields are read in the order, and refused with the messages, they always were.
-add-node's cards and get-node-resource-info's workloads are decoded later (``params.records.AddNode.record``,
-``params.nodeinfo.NodeWorkloads.held``): the reference reads them only after the store has answered. The
+add-node's cards and get-node-resource-info's workloads are decoded later (``requests.records.AddNode.record``,
+``requests.nodeinfo.NodeWorkloads.held``): the reference reads them only after the store has answered. The
 verbs' shapes are ``params``'s, shared with the storage plugin; what is a counted plugin's own is how it reads
 its count maps (``Payloads``, which names the plugin in its refusals: ``invalid gpu map``), and
 set-node-resource-capacity's cards, which follow rules of their own (``cards``).
@@ -11,17 +11,18 @@ set-node-resource-capacity's cards, which follow rules of their own (``cards``).
 
 from __future__ import annotations
 
-from resource_extend import jsonio, params
+from resource_extend import requests
 from resource_extend.counted import prodmap
 from resource_extend.counted.prodmap import MaybeMap, ProdMap
 from resource_extend.counted.record import CountedRecord
 from resource_extend.errors import PluginError
+from resource_extend.formats import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Generic, TypeVar
 
-    from resource_extend.params import JSONObject
+    from resource_extend.requests import JSONObject
 
     C = TypeVar("C", bound=CountedRecord)
 else:
@@ -73,8 +74,8 @@ def _reported(info: JSONObject, name: str) -> ProdMap:
 def _request_and_resource(doc: JSONObject) -> tuple[MaybeMap, MaybeMap]:
     """set-node-resource-*'s ``resource_request`` and ``resource``: both are read, and either may refuse the
     call, even when the first wins, as the reference reads them."""
-    request = _present(params.obj(doc, "resource_request"), "resource_request")
-    return request, _present(params.obj(doc, "resource"), "resource")
+    request = _present(requests.obj(doc, "resource_request"), "resource_request")
+    return request, _present(requests.obj(doc, "resource"), "resource")
 
 
 class KeepStored:
@@ -117,13 +118,13 @@ class Payloads(Generic[C]):
     def capacity(self, doc: JSONObject, delta: bool, incr: bool) -> tuple[MaybeMap | KeepStored, MaybeMap]:
         """An absolute ``resource_request`` without ``prod_count_map`` keeps the stored cards (``KEEP``)."""
         request, resource = _request_and_resource(doc)
-        raw = params.obj(doc, "resource_request")
+        raw = requests.obj(doc, "resource_request")
         if not delta and raw is not None and "prod_count_map" not in raw:
             return KEEP, resource
         return request, resource
 
     def request(self, doc: JSONObject, key: str) -> ProdMap:
-        return _cards(params.obj(doc, key), key, self.name)
+        return _cards(requests.obj(doc, key), key, self.name)
 
     def change(self, value: JSONObject | None) -> MaybeMap:
         # A change may take cards away: its counts may be negative, only its products are checked.

@@ -13,7 +13,7 @@ from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.deploycapacity import Limit
+    from resource_extend.capacity.answer import Limit
 
 # Deploy capacity of a node for a request that wants none of the plugin's resource.
 MAX_CAPACITY = 1000000
@@ -28,7 +28,7 @@ def node_deploy_capacity(record: CountedRecord, request: ProdMap) -> tuple[int, 
 
 def node_deploy_limit(record: CountedRecord, request: ProdMap) -> tuple[int, Limit]:
     """``node_deploy_capacity``'s count and what set it, from the same pass (for ``explain``)."""
-    from resource_extend.deploycapacity import Limit  # explain's only: a calculate verb never creates the class
+    from resource_extend.capacity.answer import Limit  # explain's only: a calculate verb never creates the class
 
     capacity, product = _fit(record, request)
     if product is None:

@@ -9,22 +9,22 @@ calculate-deploy loads neither the counts nor a realloc's code (nor creates thei
 
 from __future__ import annotations
 
-from resource_extend.deploy import target_record, unknown_node
+from resource_extend.command.deploy import target_record, unknown_node
+from resource_extend.command.verb import Call
 from resource_extend.errors import PluginError
-from resource_extend.params.plans import Deploy
+from resource_extend.requests.plans import Deploy
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS
 from resource_extend.storage.scheduler.workloads import deploy
-from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from resource_extend.answers import Plans, Replan
+    from resource_extend.capacity.answer import DeployCapacity as DeployCapacityJSON
+    from resource_extend.capacity.answer import Limit
+    from resource_extend.command.answers import Plans, Replan
     from resource_extend.config import Config
-    from resource_extend.deploycapacity import DeployCapacity as DeployCapacityJSON
-    from resource_extend.deploycapacity import Limit
 
     WireObject = dict[str, Any]
 
@@ -35,9 +35,9 @@ StorageCall = Call[StorageRecord]
 
 
 def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
-    from resource_extend import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
-    from resource_extend.deploycapacity import deploy_capacity_response
-    from resource_extend.params.capacity import DeployCapacity
+    from resource_extend.capacity.answer import deploy_capacity_response
+    from resource_extend.capacity.request import DeployCapacity
+    from resource_extend.formats import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
     from resource_extend.storage.scheduler.count import DeployCount
 
     request = DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
@@ -71,7 +71,7 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
-    from resource_extend.params.realloc import Realloc
+    from resource_extend.requests.realloc import Realloc
     from resource_extend.storage.scheduler.resize import realloc
 
     request = Realloc.from_json(call.request, call.config.bounds, PAYLOADS)

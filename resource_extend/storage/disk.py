@@ -6,9 +6,10 @@ list is often both a stored record's and an intermediate result's.
 
 from __future__ import annotations
 
-from resource_extend import decoding, errors
-from resource_extend.decoding import parse_int64
+from resource_extend import errors
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
+from resource_extend.formats.decoding import parse_int64
 from resource_extend.storage.size import parse_size
 from resource_extend.typeshim import Fields
 

@@ -6,11 +6,11 @@ verb needs.
 
 from __future__ import annotations
 
-from resource_extend.nodeverbs import verb_table
+from resource_extend.command.nodeverbs import verb_table
+from resource_extend.command.verb import LazyModule, Plugin, Summaries
 from resource_extend.storage import node_verbs
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS
-from resource_extend.verb import LazyModule, Plugin, Summaries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resource_extend.jsonio import Rendered
+from resource_extend.formats.jsonio import Rendered
 from resource_extend.metrics import gauge, node_head
 from resource_extend.storage.record import StorageRecord
 

@@ -8,15 +8,15 @@ storage-types.md §8–§10).
 
 from __future__ import annotations
 
-from resource_extend import params
-from resource_extend.nodeverbs import set_side
+from resource_extend import requests
+from resource_extend.command.nodeverbs import set_side
+from resource_extend.command.verb import Call
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
 from resource_extend.storage.request import PAYLOADS
-from resource_extend.verb import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.answers import BeforeAfter, MostIdle
+    from resource_extend.command.answers import BeforeAfter, MostIdle
     from resource_extend.storage.node_request import NodeRequest
     from resource_extend.storage.record import NodeResourceJSON
     from resource_extend.storage.workload import WorkloadResource
@@ -93,7 +93,7 @@ def _usage_after(record: StorageRecord) -> NodeResourceJSON:
 
 
 def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    from resource_extend.params.sides import SetCapacity  # each verb creates its own request classes only
+    from resource_extend.requests.sides import SetCapacity  # each verb creates its own request classes only
     from resource_extend.storage import node_request  # noqa: F401  (read below: loaded with the verb's code)
 
     request = SetCapacity.from_json(call.request, PAYLOADS)
@@ -106,7 +106,7 @@ def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSO
 
 
 def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    from resource_extend.params.sides import SetUsage
+    from resource_extend.requests.sides import SetUsage
 
     request = SetUsage.from_json(call.request, PAYLOADS)
 
@@ -119,4 +119,4 @@ def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
 
 def get_most_idle_node(call: StorageCall) -> MostIdle:
     # The reference does not weigh storage nodes against each other and reads no record.
-    return {"nodename": params.nodenames(call.request)[0], "priority": PRIORITY}
+    return {"nodename": requests.nodenames(call.request)[0], "priority": PRIORITY}

@@ -6,7 +6,7 @@ In JSON a plan is an object keyed by the binding's stored form, e.g.
 
 from __future__ import annotations
 
-from resource_extend import decoding
+from resource_extend.formats import decoding
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.volume import Volumes, first_volume, volumes_from_json
 from resource_extend.typeshim import Fields

@@ -7,9 +7,9 @@ shape, ``null`` fields included; the validation run before every write is the on
 
 from __future__ import annotations
 
-from resource_extend import decoding, jsonio
-from resource_extend.decoding import int64_problem
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding, jsonio
+from resource_extend.formats.decoding import int64_problem
 from resource_extend.storage.disk import (
     ZERO,
     Disk,

@@ -3,7 +3,7 @@
 A handler reads its request here once, where the call starts, as the reference decodes a request into a
 struct before its logic runs, and then works on the value; the fields are read in the order, and refused
 with the messages, they always were. add-node's resource and get-node-resource-info's workloads are
-decoded later (``params.records.AddNode.record``, ``params.nodeinfo.NodeWorkloads.held``): the reference
+decoded later (``requests.records.AddNode.record``, ``requests.nodeinfo.NodeWorkloads.held``): the reference
 reads them only after the store has answered. ``WorkloadRequest`` (storage/workload_request.py) and
 ``NodeRequest`` (storage/node_request.py) read core's loosely typed resource maps the way the reference does
 (aliases, human sizes, non-string list elements dropped); each is imported where its form is read, so a store
@@ -12,15 +12,15 @@ call in stored form creates neither.
 
 from __future__ import annotations
 
-from resource_extend import params
-from resource_extend.decoding import strict_int
+from resource_extend import requests
+from resource_extend.formats.decoding import strict_int
 from resource_extend.storage.record import NodeResource, StorageRecord
 
 # ``binding`` and ``workload`` (with ``plan``) are imported where a workload or its volumes are read: a node
 # verb without workloads, most store calls, loads neither (~30 KB of code and six classes per call).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.params import JSONObject
+    from resource_extend.requests import JSONObject
     from resource_extend.storage.node_request import NodeRequest
     from resource_extend.storage.workload import WorkloadResource
     from resource_extend.storage.workload_request import WorkloadRequest
@@ -36,7 +36,7 @@ def workload(doc: JSONObject) -> WorkloadResource:
 
 
 def storage_total(info: JSONObject) -> int:
-    """The engine report's ``StorageTotal`` (already type-checked by ``params.engine_info``), 0 if absent."""
+    """The engine report's ``StorageTotal`` (already type-checked by ``requests.engine_info``), 0 if absent."""
     value = info.get("StorageTotal")
     return 0 if value is None else strict_int(value, "info.StorageTotal")
 
@@ -48,13 +48,13 @@ def stored_form(value: JSONObject | None, where: str) -> NodeResource:
 
 def resource_param(req: JSONObject, key: str) -> NodeResource | None:
     """A node resource in stored form (``resource``); absent or not an object is ``None``."""
-    value = params.obj(req, key)
+    value = requests.obj(req, key)
     return None if value is None else NodeResource.from_json(value, key)
 
 
 def request_param(req: JSONObject, key: str) -> NodeRequest | None:
     """A node resource in request form (``resource_request``); present even when ``{}``."""
-    value = params.obj(req, key)
+    value = requests.obj(req, key)
     if value is None:
         return None
     from resource_extend.storage.node_request import NodeRequest

@@ -5,7 +5,7 @@ Plain dicts, so they serialise as they are; the functions here never modify thei
 
 from __future__ import annotations
 
-from resource_extend import decoding
+from resource_extend.formats import decoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

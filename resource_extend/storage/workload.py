@@ -6,8 +6,8 @@ difference between two placements that realloc reports is scheduler/resize.py's)
 
 from __future__ import annotations
 
-from resource_extend import decoding
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
 from resource_extend.storage.binding import VolumeBinding, bindings_to_json, parse_bindings
 from resource_extend.storage.disk import (
     Disk,

@@ -12,13 +12,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from resource_extend.command.nodeverbs import verb_table
+from resource_extend.command.verb import LazyModule, Plugin, Summaries
 from resource_extend.counted import node_verbs
 from resource_extend.counted.record import CountedRecord
 from resource_extend.counted.request import Payloads
-from resource_extend.nodeverbs import verb_table
-from resource_extend.schemafiles import renamed
-from resource_extend.validation import schema_dir
-from resource_extend.verb import LazyModule, Plugin, Summaries
+from resource_extend.formats.schemafiles import renamed
+from resource_extend.formats.validation import schema_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

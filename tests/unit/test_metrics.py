@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend import jsonio
-from resource_extend.bigdocs import representatives
 from resource_extend.counted import metrics as gpu_metrics
-from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.manifest import GpuRecord
 from resource_extend.errors import PluginError
+from resource_extend.formats import jsonio
+from resource_extend.formats.bigdocs import representatives
+from resource_extend.formats.validation import check
 from resource_extend.metrics import metrics_nodes
 from resource_extend.storage import metrics as storage_metrics
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.validation import check
 
 
 def test_metrics_requests_come_in_both_shapes() -> None:

@@ -8,22 +8,18 @@ from resource_extend import errors
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import VolumeBinding, need_schedule, total_size
 from resource_extend.storage.disk import disks_sub
-from resource_extend.storage.plan import VolumePlan, apply_plan
-from resource_extend.storage.scheduler.workloads import sides
+from resource_extend.storage.plan import VolumePlan
+from resource_extend.storage.scheduler.workloads import placed, sides
 from resource_extend.storage.volume import volumes_sub
 from resource_extend.storage.workload import (
     EngineParams,
     WorkloadResource,
-    disks_limit,
-    engine_volumes,
-    iops_options,
-    plan_limit,
 )
 from resource_extend.storage.workload_request import WorkloadRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
     from resource_extend.storage.disk import Disk
     from resource_extend.storage.record import StorageRecord
@@ -66,25 +62,7 @@ def realloc(
         disks_request: list[Disk] | None = disks
     else:
         plan, disks_request = origin.volume_plan_request, origin.disks_request
-    limit_plan = plan_limit(merged.volumes_request, merged.volumes_limit, plan)
-    limit_disks = disks_limit(merged.volumes_limit, limit_plan, capacity.disks or [])
-    applied = apply_plan(merged.volumes_limit, plan)
-    engine = EngineParams(
-        engine_volumes(applied),
-        volume_changed(applied, origin),
-        merged.storage_limit,
-        iops_options(limit_disks),
-    )
-    target = WorkloadResource(
-        merged.volumes_request,
-        merged.volumes_limit,
-        plan,
-        limit_plan,
-        merged.storage_request,
-        merged.storage_limit,
-        disks_request,
-        limit_disks,
-    )
+    engine, target = placed(merged, plan, disks_request, capacity.disks or [], origin)
     return engine, delta_resource(origin, target), target
 
 
@@ -110,12 +88,6 @@ def merge_bindings(new: Iterable[VolumeBinding], base: Iterable[VolumeBinding]) 
         found.size += binding.size
         found.quota = found.quota.plus(binding.quota)
     return [binding for binding in merged.values() if binding.size >= 0]
-
-
-def volume_changed(applied: Sequence[VolumeBinding], origin: WorkloadResource) -> bool:
-    """Whether a realloc changes which volumes the container mounts (sizes alone do not count)."""
-    before = {binding.key for binding in apply_plan(origin.volumes_limit, origin.volume_plan_limit)}
-    return len(applied) != len(before) or any(binding.key not in before for binding in applied)
 
 
 def delta_resource(origin: WorkloadResource, target: WorkloadResource) -> WorkloadResource:

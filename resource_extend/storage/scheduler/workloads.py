@@ -26,6 +26,9 @@ from resource_extend.storage.workload_request import WorkloadRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.disk import Disk
     from resource_extend.storage.record import StorageRecord
 
@@ -67,20 +70,42 @@ def deploy(
             raise errors.InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
     engines, resources = [], []
     for plan, disks in placements[:count]:
-        limit_plan = plan_limit(request.volumes_request, request.volumes_limit, plan)
-        limit_disks = disks_limit(request.volumes_limit, limit_plan, capacity.disks or [])
-        applied = apply_plan(request.volumes_limit, plan)
-        engines.append(EngineParams(engine_volumes(applied), False, request.storage_limit, iops_options(limit_disks)))
-        resources.append(
-            WorkloadResource(
-                request.volumes_request,
-                request.volumes_limit,
-                plan,
-                limit_plan,
-                request.storage_request,
-                request.storage_limit,
-                disks,
-                limit_disks,
-            )
-        )
+        engine, resource = placed(request, plan, disks, capacity.disks or [], None)
+        engines.append(engine)
+        resources.append(resource)
     return engines, resources
+
+
+def placed(
+    request: WorkloadRequest,
+    plan: VolumePlan,
+    disks: list[Disk] | None,
+    capacity_disks: list[Disk],
+    origin: WorkloadResource | None,
+) -> tuple[EngineParams, WorkloadResource]:
+    """One workload on its request's volume plan: the engine's parameters and the resource it holds. Its limit
+    plan follows the request plan, its disks' limits follow the limit plan, and the engine sees the limit
+    bindings placed; ``origin`` is the resource a realloc started from (None for a deploy), which says
+    whether the engine's volumes changed."""
+    limit_plan = plan_limit(request.volumes_request, request.volumes_limit, plan)
+    limit_disks = disks_limit(request.volumes_limit, limit_plan, capacity_disks)
+    applied = apply_plan(request.volumes_limit, plan)
+    changed = origin is not None and volume_changed(applied, origin)
+    engine = EngineParams(engine_volumes(applied), changed, request.storage_limit, iops_options(limit_disks))
+    resource = WorkloadResource(
+        request.volumes_request,
+        request.volumes_limit,
+        plan,
+        limit_plan,
+        request.storage_request,
+        request.storage_limit,
+        disks,
+        limit_disks,
+    )
+    return engine, resource
+
+
+def volume_changed(applied: Sequence[VolumeBinding], origin: WorkloadResource) -> bool:
+    """Whether a realloc changes which volumes the container mounts (sizes alone do not count)."""
+    before = {binding.key for binding in apply_plan(origin.volumes_limit, origin.volume_plan_limit)}
+    return len(applied) != len(before) or any(binding.key not in before for binding in applied)

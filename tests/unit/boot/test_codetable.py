@@ -10,7 +10,7 @@ from resource_extend.boot.codetable import module_name
 @pytest.mark.parametrize(
     ("relative", "named"),
     [
-        ("resource_extend/cli.py", ("resource_extend.cli", False)),
+        ("resource_extend/command/cli.py", ("resource_extend.command.cli", False)),
         ("resource_extend/__init__.py", ("resource_extend", True)),
         ("yaml/__init__.py", ("yaml", True)),
         ("plugins/gpu.py", ("plugins.gpu", False)),

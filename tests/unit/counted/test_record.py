@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resource_extend.counted import record as gpu
-from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.manifest import GpuRecord
 from resource_extend.counted.record import combine, reconcile_usage
 from resource_extend.errors import PluginError
 from tests.support import INT64_EDGES, without_fast_path

@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resource_extend.counted import request
-from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.manifest import GpuRecord
 from resource_extend.counted.prodmap import MaybeMap
 from resource_extend.errors import PluginError
-from resource_extend.params.nodeinfo import NodeWorkloads
-from resource_extend.params.plans import Deploy
-from resource_extend.params.records import AddNode, SetInfo
-from resource_extend.params.sides import SetCapacity
+from resource_extend.requests.nodeinfo import NodeWorkloads
+from resource_extend.requests.plans import Deploy
+from resource_extend.requests.records import AddNode, SetInfo
+from resource_extend.requests.sides import SetCapacity
 from tests.support import DeployLimits, examples, read_whole_or_refused, shared_request_readers
 
 LIMITS = DeployLimits("gpu.yaml")

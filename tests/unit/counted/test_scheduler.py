@@ -8,7 +8,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from resource_extend.counted import record as gpu_record
-from resource_extend.counted.gpu import GpuRecord
+from resource_extend.counted.manifest import GpuRecord
 from resource_extend.counted.scheduler import MAX_CAPACITY, allocate, node_deploy_capacity, realloc_plan
 from resource_extend.errors import PluginError
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from resource_extend import jsonio
 from resource_extend.errors import PluginError
+from resource_extend.formats import jsonio
 from resource_extend.storage.disk import (
     Disk,
     disk_by_device,

@@ -8,7 +8,7 @@ from resource_extend.storage.manifest import PLUGIN
 
 
 def test_the_verb_table_matches_the_gpu_plugin() -> None:
-    from resource_extend.counted.gpu import PLUGIN as GPU
+    from resource_extend.counted.manifest import PLUGIN as GPU
 
     assert PLUGIN.advertised() == GPU.advertised()
     assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from resource_extend.jsonio import Rendered, dumps
+from resource_extend.formats.jsonio import Rendered, dumps
 from resource_extend.storage.metrics import render_rows
 from tests.support import FOUR, TiB
 

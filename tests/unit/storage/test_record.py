@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resource_extend import jsonio
 from resource_extend.errors import PluginError
+from resource_extend.formats import jsonio
 from resource_extend.storage import record as storage
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.node_request import NodeRequest

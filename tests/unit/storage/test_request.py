@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
-from resource_extend.params.nodeinfo import NodeWorkloads
-from resource_extend.params.plans import Deploy
-from resource_extend.params.records import AddNode, SetInfo
-from resource_extend.params.sides import SetCapacity, SetUsage
+from resource_extend.requests.nodeinfo import NodeWorkloads
+from resource_extend.requests.plans import Deploy
+from resource_extend.requests.records import AddNode, SetInfo
+from resource_extend.requests.sides import SetCapacity, SetUsage
 from resource_extend.storage import request
 from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.node_request import NodeRequest, rollback_resource

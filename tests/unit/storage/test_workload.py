@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from resource_extend import jsonio
 from resource_extend.errors import PluginError
+from resource_extend.formats import jsonio
 from resource_extend.storage.binding import parse_bindings
 from resource_extend.storage.plan import VolumePlan, apply_plan
-from resource_extend.storage.scheduler.resize import delta_resource, volume_changed
+from resource_extend.storage.scheduler.resize import delta_resource
+from resource_extend.storage.scheduler.workloads import volume_changed
 from resource_extend.storage.workload import (
     EngineParams,
     WorkloadResource,

@@ -1,0 +1,121 @@
+"""The node verbs both plugins answer alike, written once; each plugin's ``node_verbs`` module is its ``Kind``.
+
+The shared part is the protocol: the "already exists" check before add-node decodes its resources,
+``null`` for a node without a record (get-node-resource-info and, decision 13, fix-node-resource), the
+shape of each answer, the get-metrics loop and calculate-remap's no-op. What a record holds is the kind's:
+each verb's request is parsed by the kind (its plugin's ``request`` module) into a value, once, before
+the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
+node's metric rows are the plugin's ``metrics`` module's. ``verb_table`` builds a plugin's whole table
+from its manifest. The verbs that keep a node's record rather than serve a workload (add-node, remove-node,
+set-node-resource-info, fix-node-resource, the many-node reads and metrics) are in ``nodeupkeep``, which
+only they load.
+"""
+
+from __future__ import annotations
+
+from resource_extend import errors
+from resource_extend.command.verb import Call, LazyModule, Verb
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, TypeVar
+
+    from resource_extend.command import nodeupkeep as upkeep
+    from resource_extend.command.answers import BeforeAfter, NodeInfo, Remap
+    from resource_extend.command.protocols import Record
+    from resource_extend.command.verb import Plugin
+
+    R = TypeVar("R", bound=Record)
+    S = TypeVar("S")
+else:
+    # The verbs that keep a node's record (add-node, fix-node-resource, the metrics, ...): imported when one
+    # runs, so that get-node-resource-info, set-node-resource-usage and calculate-deploy never load them.
+    upkeep = LazyModule("resource_extend.command.nodeupkeep")
+
+
+def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
+    from resource_extend.requests.nodeinfo import NodeWorkloads
+
+    request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
+    try:
+        record = call.store.get(request.nodename)
+    except errors.NodeNotExists:
+        return None  # the reference answers null for a node it has no record of
+    # Read before the workloads are parsed, as the reference does: an unknown node is null whatever they hold.
+    return node_info(record, call.plugin.kind.reconcile(record, request.held())[1])
+
+
+def node_info(record: Record, diffs: list[str]) -> NodeInfo:
+    return {**record.to_json(), "diffs": diffs}
+
+
+def set_side(
+    call: Call[R], nodename: str, change: Callable[[R], R], before: Callable[[R], S], after: Callable[[R], S]
+) -> BeforeAfter[S]:
+    """set-node-resource-capacity's and set-node-resource-usage's one guarded write and their answer.
+
+    ``change`` makes the new record from the stored one; a node without a record reads as the empty record
+    both there and in ``before``, the side of the old record answered (``after`` that of the new one).
+    """
+    empty = call.plugin.record.empty
+    done = call.store.update(nodename, lambda stored: change(stored or empty()))
+    return {"before": before(done.before or empty()), "after": after(done.after)}
+
+
+def calculate_remap(call: Call[R]) -> Remap:
+    """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
+    return {"engine_params_map": {}}
+
+
+def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
+    """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
+    handlers above and in ``nodeupkeep``, the kind's own node verbs and the calculate verbs; ``nodeupkeep`` and
+    the manifest's ``calculate`` (``LazyModule``s, so a node verb never imports the calculate verbs) are looked
+    up only when one of their verbs runs."""
+    kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
+    return (
+        Verb(
+            "get-metrics-description",
+            "describe the metrics this plugin reports",
+            lambda call: upkeep.get_metrics_description(call),
+        ),
+        Verb("get-metrics", "capacity and usage metrics of nodes", lambda call: upkeep.get_metrics(call)),
+        Verb("add-node", words.add_node, lambda call: upkeep.add_node(call)),
+        Verb("remove-node", "forget a node", lambda call: upkeep.remove_node(call)),
+        Verb(
+            "get-nodes-deploy-capacity",
+            "how many workloads of a request fit on each node",
+            lambda call: calculate.get_nodes_deploy_capacity(call),
+        ),
+        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity),
+        Verb(
+            "get-node-resource-info",
+            "a node's capacity and usage, checked against its workloads",
+            get_node_resource_info,
+        ),
+        Verb(
+            "get-nodes-resource-info",
+            "capacity and usage of several nodes",
+            lambda call: upkeep.get_nodes_resource_info(call),
+        ),
+        Verb(
+            "set-node-resource-info",
+            "overwrite a node's capacity and usage",
+            lambda call: upkeep.set_node_resource_info(call),
+        ),
+        Verb(
+            "set-node-resource-usage",
+            "change a node's usage (absolute or delta)",
+            kind.set_node_resource_usage,
+        ),
+        Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
+        Verb(
+            "fix-node-resource",
+            "reset a node's usage to the sum of its workloads",
+            lambda call: upkeep.fix_node_resource(call),
+        ),
+        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call)),
+        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call)),
+        # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
+        Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
+    )

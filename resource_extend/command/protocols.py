@@ -1,0 +1,108 @@
+"""What a plugin's manifest (``verb.Plugin``) names: its record class (``Record``, what the store needs of
+it), its kind (how its records reconcile and the node verbs it answers its own way), its metrics, checks
+and calculate modules. Types for the type checker only: at run time a plugin's record class and its
+``node_verbs``, ``metrics``, ``checks`` and ``calculate_verbs`` modules are these, structurally, and no
+call imports this module (nor unmarshals these declarations).
+
+Kept apart from ``nodeverbs`` (which builds the verb table from a manifest) so that ``verb`` can name them
+without an import cycle.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Protocol, Self, TypedDict, TypeVar
+
+    from resource_extend.capacity.answer import Limit
+    from resource_extend.command.verb import Call
+    from resource_extend.config import Config
+    from resource_extend.formats.jsonio import Rendered
+    from resource_extend.metrics import MetricDescription
+    from resource_extend.tools.diagnosis import Finding, GoType
+
+    class RecordJSON(TypedDict):
+        """A record as stored and as get-nodes-resource-info shows it; each plugin types the sides."""
+
+        capacity: Any
+        usage: Any
+
+    class Record(Protocol):
+        """What the store needs of a plugin's record class; ``GpuRecord`` and ``StorageRecord`` are one."""
+
+        @classmethod
+        def empty(cls) -> Self:
+            """What a node with nothing stored reads as."""
+
+        @classmethod
+        def decode(cls, data: bytes) -> Self:
+            """The stored record, or a PluginError naming the field that cannot be read."""
+
+        def encode(self) -> bytes:
+            """The bytes to store, written the way the Go reference marshals the record."""
+
+        def checked(self) -> Self:
+            """The record as it will be stored, or a PluginError saying why it may not be."""
+
+        def problems(self) -> list[str]:
+            """Everything wrong with a decoded record, one sentence each; ``[]`` for a sound one.
+
+            A superset of what ``checked`` refuses: it also names what a write tolerates (as the reference
+            does) but an operator checking the store wants to see, such as usage above capacity.
+            """
+
+        def to_json(self) -> RecordJSON: ...
+
+    R = TypeVar("R", bound=Record)
+    R_in = TypeVar("R_in", bound=Record, contravariant=True)
+    H = TypeVar("H")
+
+    class Kind(Protocol[R, H]):
+        """What one plugin's records hold, as the shared node verbs need it, and the node verbs it answers its
+        own way: the plugin's ``node_verbs`` module is its kind (its ``request`` module's ``Payloads`` parse
+        the requests). ``H`` is what a request's workloads parse into."""
+
+        def reconcile(self, record: R, held: list[H]) -> tuple[R, list[str]]:
+            """The record with its usage recomputed from ``held``, and where the stored usage differs."""
+
+        def set_node_resource_capacity(self, call: Call[R]) -> Any: ...
+
+        def set_node_resource_usage(self, call: Call[R]) -> Any: ...
+
+        def get_most_idle_node(self, call: Call[R]) -> Any: ...
+
+    class Metrics(Protocol[R_in]):
+        """A plugin's ``metrics`` module, imported only when get-metrics or its description runs."""
+
+        def describe(self, record: type[R_in]) -> list[MetricDescription]:
+            """get-metrics-description's answer for the plugin whose records are ``record``."""
+
+        def render_rows(self, rows: Rendered, pod: str, node: str, record: R_in) -> None:
+            """Append the node's get-metrics rows to ``rows``, as JSON text."""
+
+    class Checks(Protocol[R_in]):
+        """A plugin's ``checks`` module: what ``doctor`` checks in one stored record, imported only by doctor."""
+
+        # The reference's Go type of the record, for the decoding checks (``diagnosis.examine``).
+        GO_RECORD: GoType
+
+        def check_record(self, node: str, record: R_in) -> list[Finding]:
+            """Counts a readable record should not hold."""
+
+        def corrected(self, doc: dict[str, Any]) -> dict[str, Any]:
+            """The record doctor proposes from a salvaged one: always one a write accepts."""
+
+    class CalculateVerbs(Protocol[R]):
+        """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
+
+        def get_nodes_deploy_capacity(self, call: Call[R]) -> Any: ...
+
+        def calculate_deploy(self, call: Call[R]) -> Any: ...
+
+        def calculate_realloc(self, call: Call[R]) -> Any: ...
+
+        def explainer(
+            self, request_doc: dict[str, Any], config: Config, record: type[R]
+        ) -> Callable[[R], tuple[int, Limit]]:
+            """For ``explain``: each node's count for get-nodes-deploy-capacity's ``workload_resource``, with
+            the limit that set it, from the scheduler the verb runs."""

@@ -1,0 +1,246 @@
+"""``KV`` over etcd's v3 JSON gateway: ``POST /v3/kv/*`` with JSON bodies, the default transport.
+
+The gateway speaks HTTP/1.1 (connection.py), so the whole client is the C halves of the standard
+library's socket and json (``_socket``, ``_json`` through jsonio) and base64text.py, which codes a
+single-node call's few short base64 strings without ``binascii`` and hands bulk reads to it: the Python
+wrappers import ``re``, ``enum`` and more, which would cost every call more than its etcd round trip; a
+gRPC client's imports alone cost more than a whole call here (core spawns a process per call).
+Deadlines, retries and endpoint order are policy.py's, shared with the gRPC client.
+
+This module holds what a successful single-key call runs, which every store call unmarshals; the rest
+is imported where it starts: reads of many keys and scans (gatewaybulk.py), auth and several endpoints
+(greeting.py), and whatever follows a failure (failing.py: retries, error wording, ambiguous writes).
+"""
+
+from __future__ import annotations
+
+import _socket
+
+from resource_extend import errors
+from resource_extend.formats import jsonio
+from resource_extend.store.etcd import base64text
+from resource_extend.store.etcd.connection import Connection
+from resource_extend.store.etcd.kv import Entry, single
+from resource_extend.store.etcd.messages import BAD_REPLY, RANGE, TXN, document, entries
+from resource_extend.store.etcd.policy import REQUEST_ATTEMPTS, Policy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from typing import Any, Callable, TypeVar
+
+    from resource_extend.config import EtcdConfig
+
+    T = TypeVar("T")
+    Decoder = Callable[[str], bytes]
+
+
+class GatewayKV:
+    """``KV`` over ``POST /v3/kv/*`` on the first endpoint of ``machines`` that answers."""
+
+    def __init__(self, config: EtcdConfig) -> None:
+        self._config = config
+        self._policy = Policy(config)
+        self._conn: Connection | None = None
+        self._token: str | None = None
+        # prefetch's read, sent on _conn and not answered yet; or why its connection failed, which the first
+        # request then fails with rather than dialling again.
+        self._pending: tuple[str, bytes] | None = None
+        self._unreachable: OSError | None = None
+
+    # -- KV ------------------------------------------------------------------------------------------
+
+    def get(self, key: str) -> Entry | None:
+        return self._call(RANGE, {"key": base64text.encode(key.encode())}, _single(key), read=True)
+
+    def prefetch(self, key: str) -> None:
+        self._prefetch(RANGE, lambda: {"key": base64text.encode(key.encode())})
+
+    def prefetch_reads(self, chunks: list[list[str]]) -> None:
+        from resource_extend.store.etcd import gatewaybulk
+
+        self._prefetch(TXN, lambda: gatewaybulk.first_request(chunks))
+
+    def _prefetch(self, path: str, body: Callable[[], dict[str, Any]]) -> None:
+        """Send ``body`` to ``path`` on a new connection and keep it pending: the next request on it that is
+        the same (path and bytes) takes its answer; any other closes the connection first (``_call``)."""
+        # The plain case only (one endpoint, no auth): the others connect through greeting.py's race.
+        if self._conn is not None or self._unreachable is not None:
+            return
+        if len(self._policy.endpoints) != 1 or self._config.username:
+            return
+        conn = None
+        try:
+            payload = jsonio.compact(body()).encode()
+            self._policy.start()
+            try:
+                # A dial that takes longer is left to the verb (which may yet refuse its request unread):
+                # past PREFETCH_DIAL the prefetch gives up, so a member that drops the connection attempt
+                # costs a call that fails on its request that much, not the dial timeout.
+                dial = min(PREFETCH_DIAL, self._policy.dial_timeout())
+                conn = Connection.open(self._policy.endpoints[0], self._config, dial)
+            except (TimeoutError, _socket.timeout):  # 3.9's socket.timeout is no TimeoutError
+                return
+            except OSError as exc:
+                self._unreachable = exc  # refused: the verb's request fails with it, not after a second dial
+                return
+            conn.send([(path, payload)], None, self._policy.request_timeout())
+        except BaseException as exc:  # not sent: the verb's read goes the usual way, with its own errors
+            if conn is not None:
+                conn.close()
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self._conn, self._token, self._pending = conn, None, (path, payload)
+
+    def scan(self, prefix: str) -> list[Entry]:
+        from resource_extend.store.etcd import gatewaybulk
+
+        return gatewaybulk.scan(self, prefix)
+
+    def reads(self, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
+        from resource_extend.store.etcd import gatewaybulk
+
+        return gatewaybulk.reads(self, chunks)
+
+    def put(self, key: str, value: bytes) -> None:
+        self._call("/v3/kv/put", {"key": base64text.encode(key.encode()), "value": base64text.encode(value)}, _answered)
+
+    def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
+        k = base64text.encode(key.encode())
+        return self._call(
+            TXN,
+            {
+                "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
+                "success": [{"request_put": {"key": k, "value": base64text.encode(value)}}],
+            },
+            _succeeded,
+            resend=False,
+        )
+
+    def delete(self, key: str) -> None:
+        self._call("/v3/kv/deleterange", {"key": base64text.encode(key.encode())}, _answered)
+
+    def close(self) -> None:
+        pending, self._pending = self._pending, None
+        if self._conn is not None:
+            if pending is not None and pending[0] == TXN:
+                self._settle(self._conn)
+            self._conn.close()
+            self._conn = None
+
+    @staticmethod
+    def _settle(conn: Connection) -> None:
+        """Wait, at most SETTLE seconds, for the answer to a prefetched transaction nobody took (it is dropped).
+
+        etcd 3.5.0 to 3.5.4 panic on a read-only transaction whose client goes away while they apply it
+        (etcd-io/etcd#14110, fixed in 3.5.5): the member exits. A bulk verb's first read is such a
+        transaction, sent before the request is checked; a refused request, or a verb that reads otherwise,
+        would close the connection under it. A range (a single node's prefetch) is not affected."""
+        conn.await_answer(SETTLE)  # etcd answers once it has applied it; a member this slow is left as it is
+
+    # -- transport ----------------------------------------------------------------------------------
+
+    def _call(
+        self, path: str, body: dict[str, Any], parse: Callable[[Any], T], read: bool = False, resend: bool = True
+    ) -> T:
+        """POST to the first endpoint that answers, and ``parse`` its answer's JSON. ``read``: the request
+        may race to several endpoints while connecting. ``resend=False`` (a guarded write): once etcd may
+        have the request, any answer but a clean one (lost, transient, cut short, garbled, not the JSON
+        ``parse`` takes) is an ``AmbiguousWrite``, never a second send: the store reads the key back."""
+        policy = self._policy
+        policy.start()
+        payload = jsonio.compact(body).encode()
+        pending = self._pending
+        if pending is not None and pending != (path, payload):
+            self.close()  # another request than the one prefetched: its answer would be read as this one's
+            pending = None
+        failures: list[str] = []
+        for attempt in range(REQUEST_ATTEMPTS):
+            if attempt and policy.left() <= 0:
+                break
+            # A read may race to several endpoints at once: its answer from the first to reply is used.
+            conn, early = self._connection(failures, (path, payload) if read else None)
+            try:
+                if pending is not None and conn is self._conn:  # this read went out before the verb's code loaded
+                    self._pending = pending = None
+                    conn.settimeout(policy.request_timeout())  # from now: loading the code took some of it
+                    early = conn.receive()
+                status, data = (
+                    early if early is not None else conn.post(path, payload, self._token, policy.request_timeout())
+                )
+                if status == 401 and self._config.username and self._token is not None:
+                    from resource_extend.store.etcd import greeting
+
+                    self._token = None  # an expired token: authenticate again
+                    self._token = greeting.authenticate(self, conn)
+                    status, data = conn.post(path, payload, self._token, policy.request_timeout())
+            except OSError as exc:
+                from resource_extend.store.etcd import failing
+
+                failing.lost(self, conn, path, exc, failures, resend)
+                continue
+            if status == 200:
+                try:
+                    return parse(document(data))
+                except BAD_REPLY as exc:
+                    from resource_extend.store.etcd import failing
+
+                    failing.garbled(self, conn, path, exc, data, failures, resend)
+                    continue
+            from resource_extend.store.etcd import failing
+
+            failing.refused(self, conn, path, (status, data), failures, resend, attempt)  # returns to retry
+        from resource_extend.store.etcd import failing
+
+        raise errors.StoreUnavailable(f"etcd unavailable: {failing.summary(failures[-4:])}")
+
+    def _connection(
+        self, failures: list[str], read: tuple[str, bytes] | None
+    ) -> tuple[Connection, tuple[int, bytes] | None]:
+        """The kept connection, or a new one to the first endpoint that answers, and that endpoint's
+        answer to ``read`` when it was sent while connecting."""
+        if self._conn is not None and not self._conn.closed:
+            return self._conn, None
+        endpoints = self._policy.endpoints
+        if len(endpoints) != 1 or self._config.username:
+            from resource_extend.store.etcd import greeting
+
+            return greeting.connect(self, failures, read)
+        try:
+            if self._unreachable is not None:  # prefetch's dial of this endpoint failed a moment ago
+                failed, self._unreachable = self._unreachable, None
+                raise failed
+            conn = Connection.open(endpoints[0], self._config, self._policy.dial_timeout())
+        except OSError as exc:
+            from resource_extend.store.etcd import failing
+
+            raise failing.unreachable(self, endpoints[0], exc, failures) from None
+        self._conn, self._token = conn, None
+        return conn, None
+
+
+# How long prefetch waits for a connection (seconds): one round trip to a member is a fraction of this.
+PREFETCH_DIAL = 0.1
+# How long closing a connection waits for a prefetched transaction's answer (``GatewayKV._settle``): etcd
+# answers the count of 1000 nodes' spans in ~2 ms.
+SETTLE = 0.5
+
+
+def _single(key: str) -> Callable[[Any], Entry | None]:
+    return lambda doc: single(key, entries(doc, base64text.decode))
+
+
+def _answered(doc: Any) -> None:
+    """A plain put's or delete's answer: etcd's header is all there is to check."""
+
+
+def _succeeded(doc: Any) -> bool:
+    """Whether a guarded write's compare held. etcd leaves ``succeeded`` out when it is false; when true
+    the answer carries the put's response, so an answer cut to its header does not read as success."""
+    succeeded = doc.get("succeeded", False)
+    if succeeded is not True and succeeded is not False:
+        raise ValueError(f"succeeded is {succeeded!r}")
+    if succeeded and not (isinstance(doc.get("responses"), list) and len(doc["responses"]) == 1):
+        raise ValueError("a successful write without its response")
+    return succeeded
