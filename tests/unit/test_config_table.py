@@ -478,6 +478,21 @@ def test_a_file_one_byte_past_the_limit_is_refused(tmp_path: Path) -> None:
     assert words.endswith(f": {MAX_CONFIG_BYTES + 1} bytes; a config holds at most {MAX_CONFIG_BYTES}")
 
 
+def test_a_file_that_reads_past_the_limit_though_its_size_says_less_is_refused() -> None:
+    # A /proc file says it is empty and reads as megabytes: what fstat said is not what bounds the read.
+    kallsyms = "/proc/kallsyms"
+    try:
+        with open(kallsyms, "rb") as file:
+            big = os.fstat(file.fileno()).st_size <= MAX_CONFIG_BYTES < len(file.read(MAX_CONFIG_BYTES + 1))
+    except OSError:
+        big = False
+    if not big:
+        pytest.skip(f"{kallsyms} is not a file whose size says less than it reads on this machine")
+    with pytest.raises(PluginError) as caught:
+        load("gpu", kallsyms)
+    assert str(caught.value) == f"config {kallsyms}: more than {MAX_CONFIG_BYTES} bytes"
+
+
 def loop(tmp_path: Path) -> str:
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     return str(tmp_path / "loop")
