@@ -349,7 +349,7 @@ REFUSED: list[Any] = [
     pytest.param(
         BASE + "  key: $PEM\n  cert: ''\n",
         "etcd.key is set without etcd.cert: a client certificate needs both",
-        id="a key",
+        id="a key without a cert",
     ),
     # TLS files, checked when any endpoint is https
     pytest.param(
