@@ -107,7 +107,8 @@ class Config:
 def config_path(plugin: str, flag_value: str | None) -> str:
     """``--config`` wins, then ``$ERU_RESOURCE_CONFIG_PATH`` (even if it names another file), then ./<plugin>.yaml.
 
-    ``--config ""`` is refused: falling back would read a file the caller did not name (issue 20)."""
+    ``--config ""`` is refused: falling back would read a file the caller did not name (issue 20). An empty
+    variable counts as unset, as a shell's ``VAR= cmd`` means it."""
     if flag_value is not None:
         if not flag_value:
             raise PluginError(
@@ -278,9 +279,13 @@ def _seconds(path: str, doc: dict[str, Any], key: str, default: float) -> float:
     value = doc.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < _INFINITY:
+    try:  # an int past a float's range compares below infinity and then fails to convert
+        seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    except OverflowError:
+        seconds = None
+    if seconds is None or not 0 < seconds < _INFINITY:
         raise PluginError(f"config {path}: etcd.{key}: {value!r} is not a finite number of seconds > 0")
-    return float(value)
+    return seconds
 
 
 def not_found(plugin: str, path: str, flag_value: str | None) -> str:

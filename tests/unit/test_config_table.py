@@ -451,13 +451,6 @@ def test_a_tls_file_the_user_cannot_read_is_named(tmp_path: Path, monkeypatch: p
     assert words.endswith(files.fill(": etcd.ca: $PEM: not readable by this user"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="bug: a timeout that is an integer too big for a float (10**400) escapes the check as OverflowError "
-    "(float() of it, after 0 < value < inf passed), so a call fails with 'internal error: OverflowError: int too "
-    "large to convert to float' instead of naming the key",
-)
 @pytest.mark.parametrize("key", TIMEOUTS)
 def test_a_timeout_too_big_for_a_float_is_refused_naming_the_key(tmp_path: Path, key: str) -> None:
     huge = "1" + "0" * 400
