@@ -84,7 +84,7 @@ def _explain(
     raw = _read(kv, directory, nodes, bounds.max_nodes_per_call)
     if not raw:
         raise PluginError(f"0 records under {directory}: is etcd.prefix right?")
-    return directory, explain_records(raw, plugin.record, capacity_of, asked), asked
+    return directory, explain_records(raw, plugin.record, capacity_of, asked, directory), asked
 
 
 def _asked(doc: dict[str, Any], settings: Any) -> int:
@@ -132,6 +132,7 @@ def explain_records(
     record_type: Any,
     capacity_of: Callable[[Any], tuple[int, Limit]],
     asked: int,
+    directory: str = "",
 ) -> list[Row]:
     """Pure: one row per node, from its stored bytes. A missing record is scheduled as the empty one, as
     the verb reads it; an unreadable one is shown with the decoder's words (the verb reads it as empty)."""
@@ -151,7 +152,9 @@ def explain_records(
             rows.append(Row(node, state, capacity, None))
             continue
         if state == MISSING:
-            limit = Limit(MISSING, f"no record (read as empty): {limit.text}")
+            # The key it looked at: a wrong etcd.prefix makes every node read as missing.
+            where = f" at {directory}{node}" if directory else ""
+            limit = Limit(MISSING, f"no record{where} (read as empty; check etcd.prefix, else add-node): {limit.text}")
         rows.append(Row(node, state, capacity, limit))
     return rows
 
