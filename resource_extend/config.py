@@ -202,7 +202,10 @@ def parse(path: str, doc: Any) -> Config:
     if isinstance(machines, str):
         machines = [machines]
     if not machines:
-        raise PluginError(f"config {path}: etcd.machines: Machines is required, but blank")
+        from resource_extend import configrare  # a failing call only
+
+        why = configrare.no_section(doc, "etcd", ("scheduler",))
+        raise PluginError(f"config {path}: etcd.machines: Machines is required, but blank{why}")
     if not isinstance(machines, list) or not all(isinstance(m, str) and m for m in machines):
         raise PluginError(f"config {path}: etcd.machines must be a list of URLs")
     prefix = etcd.get("prefix", DEFAULT_PREFIX)

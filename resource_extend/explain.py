@@ -68,6 +68,12 @@ def _explain(
     bounds = settings.bounds  # the verbs' bounds (decision 18): stdin, nodes per call, deploy_count
     data = stdin(bounds.max_stdin_bytes)
     bounds.check_stdin(len(data))
+    if not data.strip():  # run by hand, without the pipe: say what goes on stdin, not "EOF"
+        raise PluginError(
+            "stdin is empty: explain reads get-nodes-deploy-capacity's request there, e.g. echo"
+            f" '{{\"workload_resource\":{{...}}}}' | resource-{plugin.name} explain (resource-{plugin.name}"
+            " get-nodes-deploy-capacity --help shows its keys)"
+        )
     doc = jsonio.loads_request(data)
     bounds.check_request(doc)
     # The verb's own request checks (deploy_count is a key it ignores), then explain's own.
