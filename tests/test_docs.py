@@ -90,7 +90,9 @@ class Shell:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60,
         )  # fmt: skip
         # Blank lines are dropped on both sides: a page cannot show them inside an example.
-        lines = done.stdout.decode(errors="replace").splitlines()
+        # The pages are written as if the checkout were core's plugin directory: doctor's repairs name the
+        # executable by its absolute path, which is the checkout's here.
+        lines = done.stdout.decode(errors="replace").replace(f"{ROOT}/", "/etc/eru/plugins/").splitlines()
         return done.returncode, [line.rstrip() for line in lines if line.strip()]
 
 

@@ -151,3 +151,16 @@ def test_explain_prints_a_disks_bytes_per_second_in_the_units_they_were_written_
         "3",
         "disk /dev/vdb read_bps: 300G of 300G left, 100G per workload",
     ]
+
+
+def test_doctors_repair_of_a_storage_record_it_cannot_keep_the_capacity_of_says_to_set_it_again(
+    storage: PluginDir,
+) -> None:
+    storage.etcd.put(storage.key("s1"), '{"capacity":{"volumes":{},"disks":[],"storage":99999999999999999999}}')
+    done = subprocess.run([storage.exe, "doctor"], cwd=storage.path, capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"})  # fmt: skip
+    assert done.returncode == 1, done
+    notes = " ".join(line.strip()[2:] for line in done.stdout.splitlines() if line.startswith("  # "))
+    assert '"storage":0' in notes and "set the real one again after it (set-node-resource-capacity)" in notes, done
+    # The repair names this executable and its yaml by absolute path: it pastes from any directory.
+    assert f"{storage.exe} --config {storage.path / 'storage.yaml'} set-node-resource-info" in done.stdout, done
