@@ -4,10 +4,15 @@
 request and response against validators that build.py compiles from ``schemas/`` (as it does for the
 executables), and ``help`` reads the schema files, so both go into the wheel's ``resource_extend`` package.
 An editable install (``pip install -e .``, the checkout's venv) reads ``schemas/`` in place instead.
+
+The registry and entry modules (``plugins/``) go in as ``resource_extend._plugins``, their imports of the
+registry pointed there: a top-level package named ``plugins`` is a name other projects install too. And the
+wheel says what it was built from (``_build_info``: the commit and the time), as the executables do.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -34,6 +39,27 @@ class BuildPyWithValidators(build_py):
             if target.exists():
                 shutil.rmtree(target)
             build.compile_validators(plugin, schemas, target)
+        registry = package / "_plugins"
+        if registry.exists():
+            shutil.rmtree(registry)
+        registry.mkdir()
+        for module in sorted((ROOT / "plugins").glob("*.py")):
+            shutil.copy2(module, registry / module.name)
+        # Only the wheel's copies: the checkout's modules keep importing the top-level registry.
+        for module in package.rglob("*.py"):
+            text = module.read_text()
+            moved = re.sub(r"^(\s*)(from plugins import|import plugins as)", _moved, text, flags=re.MULTILINE)
+            if moved != text:
+                module.write_text(moved)
+        (package / "_build_info.py").write_text(
+            f'"""Written by setup.py."""\n\nREVISION = {build.git_revision()!r}\nBUILT = {build.build_time()!r}\n'
+            "BUILT_FOR = None\nPRECOMPILED = ()\n"
+        )
+
+
+def _moved(match: re.Match[str]) -> str:
+    indent, statement = match.groups()
+    return indent + statement.replace("plugins", "resource_extend._plugins", 1)
 
 
 setup(cmdclass={"build_py": BuildPyWithValidators})
