@@ -12,9 +12,11 @@ wheel says what it was built from (``_build_info``: the commit and the time), as
 
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -62,4 +64,10 @@ def _moved(match: re.Match[str]) -> str:
     return indent + statement.replace("plugins", "resource_extend._plugins", 1)
 
 
-setup(cmdclass={"build_py": BuildPyWithValidators})
+# A fresh build directory per run, not the checkout's build/: a file left there by an older layout (a
+# top-level plugins/) would go into the wheel, and two builds at once (make dist, tests/test_wheel.py) would
+# write the same files.
+BUILD_BASE = tempfile.mkdtemp(prefix="resource-extend-setup-")
+atexit.register(shutil.rmtree, BUILD_BASE, True)
+
+setup(cmdclass={"build_py": BuildPyWithValidators}, options={"build": {"build_base": BUILD_BASE}})

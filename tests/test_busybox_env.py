@@ -81,7 +81,9 @@ def serve(case: dict[str, Any], exe: str, etcd: DevEtcd, prefix: str, work: Path
     for node, record in (case.get("store") or {}).items():
         etcd.put(f"{prefix}/resource/{case['plugin']}/{node}", json.dumps(record))
     stdin = case["stdin_raw"] if "stdin_raw" in case else json.dumps(case.get("request", {}))
-    return run_plugin(exe, case["verb"], stdin.encode(), str(work))
+    out = run_plugin(exe, case["verb"], stdin.encode(), str(work))
+    # A line about a node without a record names its key: the same answer under another prefix.
+    return Outcome(out.status, out.stdout, out.stderr.replace(prefix, "<prefix>"))
 
 
 def test_the_default_build_answers_under_busybox_env_as_under_gnu_env(
