@@ -13,7 +13,7 @@ EXECUTABLES := $(patsubst plugins/%.py,resource-%,$(filter-out plugins/__init__.
 SOURCES := $(shell find resource_extend plugins schemas -type f \( -name '*.py' -o -name '*.json' \) \
              -not -path '*/__pycache__/*' -not -name '_build_info.py') build.py pyproject.toml
 
-.PHONY: FORCE help venv build build-grpc check test test-deep lint fmt demo bench docs docs-examples clean
+.PHONY: FORCE help venv build build-grpc dist check test test-deep lint fmt demo bench docs docs-examples etcd-up etcd-down clean
 # One build.py run writes both executables; two at once would share build/deps.
 .NOTPARALLEL:
 
@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	@# The checkout on the venv's path: the registry (plugins/) and the dev tools, which no wheel installs.
+	$(PY) -c 'import sys, sysconfig; open(sysconfig.get_paths()["purelib"] + "/resource-extend-checkout.pth", "w").write(sys.argv[1] + "\n")' "$(CURDIR)"
+	printf '#!%s\nimport sys\nfrom resource_extend_dev.conformance import main\nsys.exit(main())\n' "$(CURDIR)/$(PY)" > $(VENV)/bin/resource-extend-conformance
+	chmod +x $(VENV)/bin/resource-extend-conformance
 	touch $(STAMP)
 
 venv: $(STAMP) ## create .venv with the project and its dev tools
@@ -41,6 +45,18 @@ $(EXECUTABLES): $(STAMP) $(SOURCES) $(BUILD_ARGS)
 
 build-grpc: $(STAMP) ## build both executables with the gRPC transport into build/grpc/
 	$(PY) build.py --grpc --python $(PYTHON)
+
+# A release an operator can check before copying it next to core: each executable named with the version
+# (install it as resource-<plugin>: core names a resource after the file), the wheel, and their SHA-256 sums
+# in sha256sum's format (`cd dist && sha256sum -c SHA256SUMS`).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' pyproject.toml)
+DIST ?= dist
+dist: build ## versioned executables, the wheel and SHA256SUMS in dist/
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	for exe in $(EXECUTABLES); do cp -p $$exe $(DIST)/$$exe-$(VERSION); done
+	$(PY) -m pip wheel --no-deps --quiet --wheel-dir $(DIST) .
+	cd $(DIST) && $(CURDIR)/$(PY) -c 'import hashlib, pathlib, sys; sys.stdout.write("".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in sorted(pathlib.Path().iterdir()) if p.name != "SHA256SUMS"))' > SHA256SUMS
+	cat $(DIST)/SHA256SUMS
 
 check: $(STAMP) ## the unit tests alone (no etcd, no build): the quick loop while editing
 	$(PY) -m pytest -q tests/unit
@@ -70,6 +86,28 @@ demo: build ## play core against a throwaway etcd
 
 bench: build ## per-call cost, measured side by side
 	$(PY) -m resource_extend_dev.bench
+
+# The README's throwaway etcd: its real binary (not the venv's wrapper script), so that the pid file names etcd
+# itself and etcd-down stops it and nothing else.
+ETCD_DIR  ?= /tmp/eru-try-etcd
+ETCD_PORT ?= 2379
+ETCD_PEER ?= 2380
+etcd-up: $(STAMP) ## start a throwaway etcd on 127.0.0.1:$(ETCD_PORT) (data in $(ETCD_DIR), pid in $(ETCD_DIR).pid)
+	@if [ -f $(ETCD_DIR).pid ] && kill -0 "$$(cat $(ETCD_DIR).pid)" 2>/dev/null; then \
+	  echo "etcd already runs: pid $$(cat $(ETCD_DIR).pid) ($(ETCD_DIR).pid)"; exit 0; fi; \
+	etcd="$$($(PY) -c 'from resource_extend_dev.devetcd import binary; print(binary("etcd"))')" && \
+	"$$etcd" --data-dir $(ETCD_DIR) --listen-client-urls http://127.0.0.1:$(ETCD_PORT) \
+	  --advertise-client-urls http://127.0.0.1:$(ETCD_PORT) --listen-peer-urls http://127.0.0.1:$(ETCD_PEER) \
+	  --initial-advertise-peer-urls http://127.0.0.1:$(ETCD_PEER) --initial-cluster default=http://127.0.0.1:$(ETCD_PEER) \
+	  >$(ETCD_DIR).log 2>&1 & echo $$! > $(ETCD_DIR).pid; \
+	echo "etcd started: pid $$(cat $(ETCD_DIR).pid), http://127.0.0.1:$(ETCD_PORT), log $(ETCD_DIR).log; make etcd-down stops it"
+
+etcd-down: ## stop the etcd etcd-up started (by its pid file) and remove its data
+	@if [ -f $(ETCD_DIR).pid ]; then \
+	  pid="$$(cat $(ETCD_DIR).pid)"; kill "$$pid" 2>/dev/null; \
+	  for i in $$(seq 50); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.1; done; \
+	  rm -f $(ETCD_DIR).pid; echo "etcd stopped: pid $$pid"; else echo "no $(ETCD_DIR).pid: nothing to stop"; fi
+	rm -rf $(ETCD_DIR) $(ETCD_DIR).log
 
 docs: $(STAMP) ## build the documentation site from docs/ into build/site (mkdocs --strict: a broken link fails)
 	$(VENV)/bin/mkdocs build --strict --site-dir build/site

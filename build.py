@@ -4,7 +4,7 @@
     python build.py                    # ./resource-gpu, ./resource-storage: pure Python, gateway transport
     python build.py --grpc [--out DIR] # the same names in DIR (default build/grpc/), with the grpc extra
 
-    python build.py --python /usr/bin/python3  # bake that interpreter into the shebang (default: env -S python3)
+    python build.py --python /usr/bin/python3  # bake that interpreter into the shebang (default: sh runs python3)
     python build.py --pythons "python3.9 python3.12"  # code tables for these only (default $PYTHONS, else all found)
 
 Each staging tree holds the library without the other plugin, PyYAML, the schemas and validators compiled
@@ -224,23 +224,24 @@ def shebang(python: str, start: int = 0) -> bytes:
     """``#!<interpreter> -IS``: isolated (no PYTHON* variables, user site or script directory on sys.path, which
     matters when core runs the plugin as root) and without ``site`` (no .pth hooks of the host: ~40 ms).
 
-    Linux passes everything after the interpreter as one argument: after ``/usr/bin/env`` it needs ``env -S``
-    (coreutils 8.30+, BSD; not busybox), and a bare name such as ``python3`` is looked up on PATH that way.
-    A build that runs from its archive adds ``-c`` and the line that opens the file and execs its first
-    ``start`` bytes (this line, a comment to Python, then the stub: ``boot_prefix``), so the interpreter never
+    Linux passes everything after the interpreter as one argument, so a bare name such as ``python3`` is
+    looked up on PATH by ``#!/bin/sh`` and a second line that execs it with its flags (``env -S`` would do
+    it in one line, but busybox's env has no ``-S``). A build that runs from its archive adds ``-c`` and the
+    line that opens the file and execs its first ``start`` bytes (these lines, a comment and a string
+    statement to Python, then the stub: ``boot_prefix``), so the interpreter never
     runs the archive as a zipapp. After an absolute path that one argument is ``-ISc<line>`` (Python reads
     the rest of an argument after ``-c`` as the command), unless the line would not fit (``prefixed``): then
     it is ``-IS`` and the archive's ``__main__`` starts the plugin.
     """
     line = _line(python, start)
-    if len(line) > 127:  # Linux before 5.1 truncates the shebang line there
+    if len(line.partition("\n")[0]) >= 127:  # Linux before 5.1 truncates the shebang line there
         raise SystemExit(f"build.py: --python {python!r}: the shebang line would be longer than 127 bytes")
     return line.encode()
 
 
 def prefixed(python: str) -> bool:
     """Whether a build that runs from its archive starts through the stub its shebang execs: always behind
-    ``env -S``; after an absolute path, when the ``-c`` line fits in the 127 bytes with any offset."""
+    behind ``sh``; after an absolute path, when the ``-c`` line fits in the 127 bytes with any offset."""
     return len(_line(python, 99999)) <= 127
 
 
@@ -254,7 +255,11 @@ def _line(python: str, start: int) -> str:
             raise SystemExit(f"build.py: --python {python!r}: a shebang cannot hold a path with spaces")
         return f"#!{interpreter} -ISc{code}\n" if start else f"#!{interpreter} -IS\n"
     if python and all(c.isalnum() or c in "._-" for c in python):
-        return f'#!/usr/bin/env -S {python} -IS -c "{code}"\n' if start else f"#!/usr/bin/env -S {python} -IS\n"
+        # Not `#!/usr/bin/env -S`: busybox's env (core's Alpine image) has no -S and prints its usage instead.
+        # Every sh looks the name up on PATH as env does, for about what env costs; to Python the second line
+        # is a string statement (three quotes open it, the fourth is its first character).
+        run = f'{python} -IS -c "{code}"' if start else f"{python} -IS"
+        return f"#!/bin/sh\n''''exec {run} \"$0\" \"$@\" # '''\n"
     raise SystemExit(f"build.py: --python {python!r}: give a command name (python3) or an absolute path")
 
 
@@ -281,7 +286,7 @@ def rewrite_main(
             main = boot_source("extract", BUILD_ID=env["build_id"], PROG=name, ENTRY=entry, BUILT_FOR=running_on())
         else:
             main = ZIPAPP_MAIN
-        # Behind env -S, the shebang execs the stub written after it, which reads the members it needs by their
+        # Behind sh, the shebang execs the stub written after it, which reads the members it needs by their
         # offsets: known once the zip is written, so the stub is written again then, as long as this one.
         members = {} if extract or not prefixed(python) else prefix_members(tables or {})
         placeholder = boot_prefix(python, dict.fromkeys(members, (0, 0, 0, 0))) if members else shebang(python)
@@ -347,7 +352,7 @@ def prefix_members(tables: dict[str, bytes]) -> dict[str, tuple[str, str]]:
 
 
 def boot_prefix(python: str, table: dict[str, tuple[int, int, int, int]]) -> bytes:
-    """What the archive file starts with in a build run through ``env -S``: the shebang line, whose ``-c``
+    """What the archive file starts with in a build run through ``sh``: the shebang lines, whose ``-c``
     reads this many bytes of the file and execs them, then boot/prefix.py with ``TABLE`` written in (per
     magic number, where the start's and the index's headers are and their lengths, at a fixed width so that
     the length is known before the offsets are) and without its docstring and comment lines: the text is
@@ -676,7 +681,7 @@ def main() -> None:
         "--python",
         default="python3",
         help="the interpreter the executables run: a name looked up on PATH at each call (default python3,"
-        " through `env -S`) or an absolute path baked into the shebang (make build PYTHON=/usr/bin/python3)",
+        " through `#!/bin/sh`) or an absolute path baked into the shebang (make build PYTHON=/usr/bin/python3)",
     )
     parser.add_argument(
         "--pythons",

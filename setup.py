@@ -4,12 +4,19 @@
 request and response against validators that build.py compiles from ``schemas/`` (as it does for the
 executables), and ``help`` reads the schema files, so both go into the wheel's ``resource_extend`` package.
 An editable install (``pip install -e .``, the checkout's venv) reads ``schemas/`` in place instead.
+
+The registry and entry modules (``plugins/``) go in as ``resource_extend._plugins``, their imports of the
+registry pointed there: a top-level package named ``plugins`` is a name other projects install too. And the
+wheel says what it was built from (``_build_info``: the commit and the time), as the executables do.
 """
 
 from __future__ import annotations
 
+import atexit
+import re
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -34,6 +41,33 @@ class BuildPyWithValidators(build_py):
             if target.exists():
                 shutil.rmtree(target)
             build.compile_validators(plugin, schemas, target)
+        registry = package / "_plugins"
+        if registry.exists():
+            shutil.rmtree(registry)
+        registry.mkdir()
+        for module in sorted((ROOT / "plugins").glob("*.py")):
+            shutil.copy2(module, registry / module.name)
+        # Only the wheel's copies: the checkout's modules keep importing the top-level registry.
+        for module in package.rglob("*.py"):
+            text = module.read_text()
+            moved = re.sub(r"^(\s*)(from plugins import|import plugins as)", _moved, text, flags=re.MULTILINE)
+            if moved != text:
+                module.write_text(moved)
+        (package / "_build_info.py").write_text(
+            f'"""Written by setup.py."""\n\nREVISION = {build.git_revision()!r}\nBUILT = {build.build_time()!r}\n'
+            "BUILT_FOR = None\nPRECOMPILED = ()\n"
+        )
 
 
-setup(cmdclass={"build_py": BuildPyWithValidators})
+def _moved(match: re.Match[str]) -> str:
+    indent, statement = match.groups()
+    return indent + statement.replace("plugins", "resource_extend._plugins", 1)
+
+
+# A fresh build directory per run, not the checkout's build/: a file left there by an older layout (a
+# top-level plugins/) would go into the wheel, and two builds at once (make dist, tests/test_wheel.py) would
+# write the same files.
+BUILD_BASE = tempfile.mkdtemp(prefix="resource-extend-setup-")
+atexit.register(shutil.rmtree, BUILD_BASE, True)
+
+setup(cmdclass={"build_py": BuildPyWithValidators}, options={"build": {"build_base": BUILD_BASE}})

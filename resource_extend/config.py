@@ -200,7 +200,8 @@ def parse(path: str, doc: Any) -> Config:
     if isinstance(machines, str):
         machines = [machines]
     if not machines:
-        raise PluginError(f"config {path}: etcd.machines: Machines is required, but blank")
+        why = no_section(doc, "etcd", ("scheduler",))
+        raise PluginError(f"config {path}: etcd.machines: Machines is required, but blank{why}")
     if not isinstance(machines, list) or not all(isinstance(m, str) and m for m in machines):
         raise PluginError(f"config {path}: etcd.machines must be a list of URLs")
     prefix = etcd.get("prefix", DEFAULT_PREFIX)
@@ -291,9 +292,9 @@ def _seconds(path: str, doc: dict[str, Any], key: str, default: float) -> float:
 def not_found(plugin: str, path: str, flag_value: str | None) -> str:
     """Name the file looked for, where it came from, and the fix that applies to that source."""
     if flag_value:
-        return f"config {path}: file not found (Machines is required, but blank): check the path given to --config"
+        return f"config {path}: file not found: check the path given to --config"
     if environ(CONFIG_ENV):
-        return f"config {path}: file not found (Machines is required, but blank): check the path in ${CONFIG_ENV}"
+        return f"config {path}: file not found: check the path in ${CONFIG_ENV}"
     import os  # a failing call only
 
     try:
@@ -301,7 +302,7 @@ def not_found(plugin: str, path: str, flag_value: str | None) -> str:
     except OSError:  # the working directory was removed under us
         here = "the working directory"
     return (
-        f"config {os.path.join(here, path)}: file not found (Machines is required, but blank): "
+        f"config {os.path.join(here, path)}: file not found: "
         f"put {plugin}.yaml in {here} (core's resource_plugin.dir), pass --config PATH, or set {CONFIG_ENV}"
     )
 
@@ -336,6 +337,17 @@ def unknown_key(section: str, name: Any, known: tuple[str, ...]) -> str:
     )
 
 
+def no_section(doc: dict[str, Any], section: str, known: tuple[str, ...]) -> str:
+    """Why a required key of ``section`` reads as blank when the file has no such section: the top-level key
+    that is likely a typo of it (``etdc:``), else the top-level keys the file does have."""
+    if section in doc:
+        return ""
+    near = [name for name in doc if isinstance(name, str) and name not in known and _near(name, (section,))]
+    if near:
+        return f" (the file has no {section} section: did you mean {section} for {near[0]!r}?)"
+    return f" (the file has no {section} section)"
+
+
 def _near(name: Any, known: tuple[str, ...]) -> str | None:
     """The known key one or two edits away from ``name`` (a typo, a dropped or doubled letter)."""
     if not isinstance(name, str):
@@ -357,12 +369,18 @@ def _edits(a: str, b: str) -> int:
     return row[-1]
 
 
-def _exists(path: str) -> bool:
+def _why_unreadable(path: str) -> str:
+    """Why this user cannot read ``path``: a directory on its path this user cannot enter fails stat() too,
+    and reads as a missing file unless its errno is looked at."""
     try:
         posix.stat(path)
-    except (OSError, ValueError):
-        return False
-    return True
+    except ValueError:
+        return "no such file"
+    except OSError as exc:
+        if exc.errno == 13:  # EACCES: a directory on the way lacks x for this user
+            return "a directory on its path cannot be entered by this user (check each directory's x permission)"
+        return "no such file"
+    return "not readable by this user"
 
 
 def tls_file_problem(ca: str, cert: str, key: str) -> str:
@@ -372,6 +390,5 @@ def tls_file_problem(ca: str, cert: str, key: str) -> str:
     not after a TCP connection succeeds, and by both transports before they load the files."""
     for name, file in (("ca", ca), ("cert", cert), ("key", key)):
         if file and not posix.access(file, posix.R_OK):
-            reason = "no such file" if not _exists(file) else "not readable by this user"
-            return f"etcd.{name}: {file}: {reason}"
+            return f"etcd.{name}: {file}: {_why_unreadable(file)}"
     return ""

@@ -1,6 +1,6 @@
 """Conformance kit: run vectors against any eru resource plugin executable and a throwaway etcd.
 
-    .venv/bin/resource-extend-conformance --gpu ./resource-gpu --storage ./resource-storage tests/vectors/*.jsonl
+    .venv/bin/resource-extend-conformance --gpu ./resource-gpu --storage ./resource-storage [VECTOR.jsonl ...]
 
 (`make venv` installs the command; `.venv/bin/python -m resource_extend_dev.conformance` is the same.)
 
@@ -26,6 +26,8 @@ import plugins as registry
 from resource_extend_dev.devetcd import DevEtcd
 
 CALL_TIMEOUT = 30.0  # core's default call_timeout
+# The checkout's vectors: what the kit runs when none are named, so that it runs from any directory.
+VECTORS = Path(__file__).resolve().parent.parent / "tests" / "vectors"
 
 
 @dataclass(frozen=True)
@@ -186,11 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     for name in registry.SHIPPED:  # --gpu PATH, --storage PATH: one flag per plugin
         parser.add_argument(f"--{name}", help=f"path of a resource-{name} executable")
     parser.add_argument("-k", help="only cases whose id contains this text")
-    parser.add_argument("vectors", nargs="+")
+    parser.add_argument("vectors", nargs="*", help=f"vector files (default: every one in {VECTORS})")
     args = parser.parse_args(argv)
+    vectors = args.vectors or [str(p) for p in sorted(VECTORS.glob("*.jsonl"))]
+    missing = [path for path in vectors if not Path(path).is_file()]
+    if missing or not vectors:
+        # A relative path pasted in another directory: one line, not a traceback.
+        what = f"no vector file {missing[0]}" if missing else f"no vector files in {VECTORS}"
+        parser.exit(2, f"resource-extend-conformance: {what} (the checkout's are in {VECTORS})\n")
     paths = {name: getattr(args, name) for name in registry.SHIPPED}
     exes = {name: str(Path(path).resolve()) for name, path in paths.items() if path}
-    cases = [c for c in load_cases(args.vectors) if c["plugin"] in exes and (not args.k or args.k in c["id"])]
+    cases = [c for c in load_cases(vectors) if c["plugin"] in exes and (not args.k or args.k in c["id"])]
     passed = failed = 0
     with DevEtcd() as etcd:
         for n, case in enumerate(cases):

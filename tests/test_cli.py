@@ -99,7 +99,7 @@ def test_missing_config_fails_before_stdin_is_read(tmp_path: Path) -> None:
     assert out.stdout == b""
     lines = out.stderr.decode().splitlines()
     assert len(lines) == 1
-    assert "get-node-resource-info" in lines[0] and "Machines is required, but blank" in lines[0]
+    assert "get-node-resource-info" in lines[0] and "gpu.yaml: file not found: put gpu.yaml in" in lines[0]
 
 
 def test_failures_are_one_stderr_line_with_the_verb_and_no_traceback(gpu: PluginDir) -> None:

@@ -78,3 +78,16 @@ def test_the_command_line_prints_a_verdict_per_case_and_the_totals() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "1 passed, 0 failed"
     assert "ok   gpu/name/gpu" in done.stdout
+
+
+def test_the_kit_runs_the_checkouts_vectors_from_any_directory_and_names_a_missing_file_in_one_line(
+    tmp_path: Path,
+) -> None:
+    kit = str(ROOT / ".venv" / "bin" / "resource-extend-conformance")
+    done = subprocess.run([kit, "--gpu", executable("gpu"), "-k", "gpu/name/"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "ok   gpu/name/gpu\n1 passed, 0 failed\n"), done
+    missing = subprocess.run([kit, "--gpu", executable("gpu"), "tests/vectors/protocol.jsonl"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing
+    assert missing.stderr.startswith("resource-extend-conformance: no vector file tests/vectors/protocol.jsonl")

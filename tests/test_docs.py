@@ -90,7 +90,9 @@ class Shell:
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60,
         )  # fmt: skip
         # Blank lines are dropped on both sides: a page cannot show them inside an example.
-        lines = done.stdout.decode(errors="replace").splitlines()
+        # The pages are written as if the checkout were core's plugin directory: doctor's repairs name the
+        # executable by its absolute path, which is the checkout's here.
+        lines = done.stdout.decode(errors="replace").replace(f"{ROOT}/", "/etc/eru/plugins/").splitlines()
         return done.returncode, [line.rstrip() for line in lines if line.strip()]
 
 
@@ -265,30 +267,56 @@ def test_config_examples_load_with_the_plugins_loader(name: str, index: int, tex
     assert loaded.etcd.machines and loaded.etcd.prefix
 
 
-def test_the_readme_stops_the_etcd_it_starts(tmp_path: Path) -> None:
-    """README's throwaway etcd, started as pasted (on free ports and a data directory of the test's), is gone
-    after its stop line, whatever process the shell's ``$!`` names."""
-    lines = [line for block in SH_BLOCK.findall((ROOT / "README.md").read_text()) for line in block.splitlines()]
-    start = next(line for line in lines if line.startswith(".venv/bin/etcd --data-dir /tmp/eru-try-etcd "))
-    stop = next(line for line in lines if "pkill" in line and "/tmp/eru-try-etcd" in line)
-    data, ports = str(tmp_path / "etcd"), [_free_port(), _free_port()]
-    urls = f"--listen-client-urls http://127.0.0.1:{ports[0]} --advertise-client-urls http://127.0.0.1:{ports[0]}"
-    urls += f" --listen-peer-urls http://127.0.0.1:{ports[1]} --initial-advertise-peer-urls http://127.0.0.1:{ports[1]}"
-    urls += f" --initial-cluster default=http://127.0.0.1:{ports[1]}"
-    start = start.split("  #")[0].replace("/tmp/eru-try-etcd.log", f"{tmp_path}/etcd.log")
-    start = start.replace("/tmp/eru-try-etcd ", f"{data} {urls} ", 1)
-    assert "/tmp/eru-try-etcd" not in start
-    # From a file: a `bash -c` holding the stop line would carry its pattern and be stopped by it too.
-    (tmp_path / "stop.sh").write_text(stop.replace("/tmp/eru-try-etcd", data) + "\n")
-    subprocess.run(["bash", "-c", start], cwd=ROOT, timeout=30, check=True)
+def test_the_readmes_make_etcd_up_starts_an_etcd_and_etcd_down_stops_it_by_its_pid_file(tmp_path: Path) -> None:
+    """README's throwaway etcd, started and stopped as its lines say (on free ports and a data directory of the
+    test's): etcd-down stops the process etcd-up started, found by the pid file, and drops the data."""
+    lines = [line.split("#")[0].strip() for block in SH_BLOCK.findall((ROOT / "README.md").read_text())
+             for line in block.splitlines()]  # fmt: skip
+    assert "make etcd-up" in lines and "make etcd-down" in lines and not [line for line in lines if "pkill" in line]
+    data = str(tmp_path / "etcd")
+    where = [f"ETCD_DIR={data}", f"ETCD_PORT={_free_port()}", f"ETCD_PEER={_free_port()}"]
+    up = subprocess.run(["make", "-s", "etcd-up", *where], cwd=ROOT, capture_output=True, text=True, timeout=120)
     try:
-        assert _wait(lambda: _running(data)), "the start line started no etcd"
-        subprocess.run(["bash", str(tmp_path / "stop.sh")], cwd=ROOT, timeout=30)
-        assert _wait(lambda: not _running(data)), "etcd still runs after the stop line"
-        assert not os.path.exists(data)
+        assert up.returncode == 0, up.stderr
+        pid = int(Path(f"{data}.pid").read_text())
+        assert _wait(lambda: pid in _running(data)), "etcd-up started no etcd"
+        # The pid file names etcd itself, not a wrapper: its executable is etcd.
+        assert os.path.basename(os.readlink(f"/proc/{pid}/exe")) == "etcd"
+        again = subprocess.run(["make", "-s", "etcd-up", *where], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0 and "already runs" in again.stdout and _running(data) == [pid], again
+        down = subprocess.run(["make", "-s", "etcd-down", *where], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert down.returncode == 0, down.stderr
+        assert _wait(lambda: not _running(data)), "etcd still runs after etcd-down"
+        assert not os.path.exists(data) and not os.path.exists(f"{data}.pid")
     finally:
         for pid in _running(data):
             os.kill(pid, 9)
+
+
+def test_the_readmes_word_on_an_unknown_verb_is_what_the_executable_prints() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "an unknown verb or bad command line: exit 2 and two lines, the cause and the usage line" in readme
+    done = subprocess.run([str(ROOT / "resource-gpu"), "frob"], capture_output=True, text=True, timeout=60)
+    lines = done.stderr.splitlines()
+    assert (done.returncode, done.stdout, len(lines)) == (2, "", 2), done
+    assert lines[0] == "resource-gpu: unknown verb 'frob'" and lines[1].startswith("usage: resource-gpu "), lines
+
+
+def test_make_dist_writes_versioned_executables_the_wheel_and_sums_sha256sum_checks(tmp_path: Path) -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`make dist` writes `dist/resource-gpu-<version>`, `dist/resource-storage-<version>`, the wheel" in readme
+    dist = tmp_path / "dist"
+    done = subprocess.run(["make", "-s", "dist", f"DIST={dist}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    version = re.search(r'^version = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+    assert version is not None
+    names = sorted(p.name for p in dist.iterdir())
+    wheel = f"resource_extend-{version[1]}-py3-none-any.whl"
+    assert names == sorted(["SHA256SUMS", f"resource-gpu-{version[1]}", f"resource-storage-{version[1]}", wheel])
+    checked = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=dist, capture_output=True, text=True)
+    assert checked.returncode == 0 and checked.stdout.count(": OK") == 3, checked
+    assert (dist / f"resource-gpu-{version[1]}").read_bytes() == (ROOT / "resource-gpu").read_bytes()
 
 
 def _free_port() -> int:

@@ -115,7 +115,7 @@ def test_explain_writes_nothing(storage: PluginDir, etcd: DevEtcd) -> None:
 @pytest.mark.parametrize(
     ("stdin", "error"),
     [
-        ("", "resource-storage explain: decode plugin input: EOF"),
+        ("", "resource-storage explain: stdin is empty: explain reads"),
         ('{"nodenames":"n7","workload_resource":{}}', "resource-storage explain: request does not match the schema"),
         ('{"workload_resource":{"volumes":["AUTO:/x:rw:-5G"]}}', "resource-storage explain: workload_resource: volume"),
         (

@@ -45,7 +45,9 @@ def serve(case: dict[str, Any], exe: str, etcd: DevEtcd, prefix: str, work: Path
     for node, record in (case.get("store") or {}).items():
         etcd.put(f"{prefix}/resource/{case['plugin']}/{node}", json.dumps(record))
     stdin = case["stdin_raw"] if "stdin_raw" in case else json.dumps(case.get("request", {}))
-    return run_plugin(exe, case["verb"], stdin.encode(), str(work), env=env)
+    out = run_plugin(exe, case["verb"], stdin.encode(), str(work), env=env)
+    # A line about a node without a record names its key: the same answer under another prefix.
+    return Outcome(out.status, out.stdout, out.stderr.replace(prefix, "<prefix>"))
 
 
 def test_the_sample_covers_every_verb_of_both_plugins() -> None:
@@ -112,12 +114,12 @@ def test_the_shebang_execs_the_text_in_front_of_the_zip_which_says_where_each_mi
     plugin: str,
 ) -> None:
     data = Path(executable(plugin)).read_bytes()
-    line = data.partition(b"\n")[0].decode()
+    line = data.split(b"\n", 2)[1].decode()  # #!/bin/sh, then the line sh execs
     size = int(line.rpartition("posix.read(fd,")[2].partition(")")[0])
     with zipfile.ZipFile(executable(plugin)) as archive:
         assert size == min(info.header_offset for info in archive.infolist())  # the text ends where the zip starts
         text = data[:size].decode()
-        ast.parse(text)  # the shebang line is a comment to Python
+        ast.parse(text)  # the shebang lines are a comment and a string to Python
         table = next(line for line in text.splitlines() if line.startswith("TABLE = "))
         words = ast.literal_eval(table.partition(" = ")[2]).split()
         entries = {words[i]: [int(n) for n in words[i + 1 : i + 5]] for i in range(0, len(words), 5)}

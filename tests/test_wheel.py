@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,19 @@ from tests.support import PLUGINS, ROOT, sample_cases
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel and its runtime dependencies alone (no dev tools, no checkout on sys.path)."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(work)],
                            capture_output=True, text=True, timeout=600)  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
-    (wheel,) = work.glob("resource_extend-*.whl")
-    venv = work / "venv"
+    (built_wheel,) = work.glob("resource_extend-*.whl")
+    return built_wheel
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path) -> Path:
+    """A fresh venv with the wheel and its runtime dependencies alone (no dev tools, no checkout on sys.path)."""
+    venv = wheel.parent / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
@@ -52,3 +58,33 @@ def test_the_installed_commands_check_with_the_compiled_validators_and_help_read
     assert where.returncode == 0 and "site-packages" in where.stdout, where
     fastjsonschema = subprocess.run([str(installed / "python"), "-I", "-c", "import fastjsonschema"], cwd=tmp_path)
     assert fastjsonschema.returncode != 0, "a call must not need fastjsonschema: the validators are compiled"
+
+
+def test_the_wheel_installs_one_package_of_its_own_name_and_no_dev_tools_or_dev_scripts(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        tops = {name.split("/")[0] for name in names}
+        scripts = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    # "plugins" is a name other projects install: the registry goes in under the project's package.
+    assert tops == {"resource_extend", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}, tops
+    assert "resource_extend/_plugins/__init__.py" in names
+    assert not [n for n in names if "resource_extend_dev" in n or n.startswith("tests/")]
+    assert "conformance" not in scripts and "resource-gpu = resource_extend.command.console:main" in scripts, scripts
+    # What an index shows: classifiers and the project's addresses.
+    assert "Classifier: Programming Language :: Python :: 3.13" in metadata
+    assert "Project-URL: Homepage, https://github.com/projecteru2/resource-extend" in metadata
+
+
+def test_the_installed_commands_version_names_the_commit_the_build_time_and_site_packages(
+    installed: Path, tmp_path: Path
+) -> None:
+    version = subprocess.run([str(installed / "resource-gpu"), "--version"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=60)  # fmt: skip
+    assert version.returncode == 0, version
+    fields = dict(line.split(":", 1) for line in version.stdout.splitlines())
+    revision = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert fields["Git hash"].strip() == (revision or "HEAD") and fields["Built"].strip() != "now", fields
+    assert "imports it from site-packages" in fields["Bytecode"] and "checkout" not in fields["Bytecode"], fields
+    generic = subprocess.run([str(installed / "python"), "-I", "-c", "import plugins"], cwd=tmp_path)
+    assert generic.returncode != 0, "the wheel must not install a top-level package named plugins"

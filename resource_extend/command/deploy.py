@@ -26,5 +26,11 @@ def target_record(call: Call[R], node: str) -> tuple[R, bool]:
 
 
 def unknown_node(call: Call[Any], node: str, cause: PluginError) -> PluginError:
-    """A failed plan on a node the store has no record of: say so first, it is the likelier fix."""
-    return PluginError(f"node {node!r} has no {call.plugin.name} record (register it with add-node first): {cause}")
+    """A failed plan on a node the store has no record of: say so first, it is the likelier fix. The key and
+    the prefix come first: a wrong etcd.prefix reads as every node missing, and add-node would then register
+    the node again under the wrong one."""
+    where = f"{call.store.key(node)} (etcd.prefix {call.config.etcd.prefix!r})"
+    return PluginError(
+        f"node {node!r} has no {call.plugin.name} record at {where}: check the config's etcd.prefix,"
+        f" else register the node with add-node: {cause}"
+    )

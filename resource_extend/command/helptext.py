@@ -46,6 +46,11 @@ def bytecode(precompiled: tuple[str, ...], built_for: tuple[str, str, str] | Non
 
     loads = executable.precompiled()
     if loads is None:
+        import resource_extend
+
+        where = resource_extend.__file__ or ""
+        if "-packages/" in where:  # an installed wheel, not the checkout an editable install points into
+            return f"not a built executable: an installed package; this python3 ({minor}) imports it from site-packages"
         return f"not a built executable: this python3 ({minor}) imports the checkout's modules"
     built = f"precompiled for {', '.join(precompiled)}" if precompiled else "none precompiled"
     if loads:

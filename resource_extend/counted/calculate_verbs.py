@@ -63,7 +63,11 @@ def calculate_realloc(call: CountedCall) -> Replan[ProdMapJSON, ProdMapJSON, Pro
     from resource_extend.requests.realloc import Realloc
 
     request = Realloc.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
-    wanted, delta = realloc_plan(call.store.get_or_empty(request.nodename), request.current, request.request)
+    record, known = deploy.target_record(call, request.nodename)
+    try:
+        wanted, delta = realloc_plan(record, request.current, request.request)
+    except PluginError as cause:
+        raise cause if known else deploy.unknown_node(call, request.nodename, cause) from None
     return {
         "engine_params": prodmap.to_json(wanted),
         "delta_resource": prodmap.to_json(delta),

@@ -75,5 +75,9 @@ def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireO
     from resource_extend.storage.scheduler.resize import realloc
 
     request = Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
-    engine, delta, target = realloc(call.store.get_or_empty(request.nodename), request.request, request.current)
+    record, known = target_record(call, request.nodename)
+    try:
+        engine, delta, target = realloc(record, request.request, request.current)
+    except PluginError as cause:
+        raise cause if known else unknown_node(call, request.nodename, cause) from None
     return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}

@@ -78,7 +78,7 @@ class Disk(Fields):
         parts = text.split(":")
         try:
             if len(parts) != 6:
-                raise PluginError("invalid disk")
+                raise PluginError(f"{len(parts)} part{'s' if len(parts) > 1 else ''}, want 6")
             return cls(
                 parts[0],
                 parts[1].split(","),
@@ -88,7 +88,11 @@ class Disk(Fields):
                 parse_size(parts[5]),
             )
         except PluginError as cause:
-            raise errors.InvalidDisk(f"wrong disk format: {text}, {cause}") from None
+            # The format itself: an operator types these by hand (eru-cli's --disk), usually with a part missing.
+            raise errors.InvalidDisk(
+                f"wrong disk format: {text}, {cause} (want device:mounts:read_IOPS:write_IOPS:read_BPS:write_BPS,"
+                " e.g. /dev/vda:/,/data:100:200:1G:2G)"
+            ) from None
 
     @classmethod
     def from_json(cls, value: Any) -> Disk:

@@ -41,10 +41,10 @@ WIDTH = 120
 class Repair:
     """The command that repairs one node: its words, and the JSON request piped into it (if any)."""
 
-    __slots__ = ("request", "words")
+    __slots__ = ("note", "request", "words")
 
-    def __init__(self, words: list[str], request: dict[str, Any] | None = None) -> None:
-        self.words, self.request = words, request
+    def __init__(self, words: list[str], request: dict[str, Any] | None = None, note: str = "") -> None:
+        self.words, self.request, self.note = words, request, note
 
     def line(self) -> str:
         """The command on one line, as ``--json`` gives it."""
@@ -57,8 +57,17 @@ class Repair:
         """The command as the table prints it: indented, wrapped between JSON members (whitespace inside the
         quotes is JSON whitespace, a line ending in ``|`` continues the pipeline), so it pastes as printed."""
         command = " ".join(shlex.quote(word) for word in self.words)
+        # A note is a shell comment: the lines still paste as printed.
+        after: list[str] = []
+        # Broken between words, and inside the JSON it quotes after a comma.
+        tokens = [(piece, " " if i == 0 else "") for word in self.note.split() for i, piece in enumerate(_pieces(word))]
+        for token, gap in tokens:
+            if after and len(after[-1]) + len(gap) + len(token) <= width:
+                after[-1] += gap + token
+            else:
+                after.append(f"  # {token}")
         if self.request is None:
-            return [f"  {command}"]
+            return [f"  {command}", *after]
         lines, line, fresh = [], "  echo '", True
         for piece in _pieces(_compact(self.request)):
             piece = piece.replace("'", "'\\''")
@@ -72,7 +81,7 @@ class Repair:
             line = "    " + command
         else:
             line += " | " + command
-        return [*lines, line]
+        return [*lines, line, *after]
 
 
 def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool, verbose: bool = False) -> int:
@@ -83,7 +92,7 @@ def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool, verbose: bo
         return EXIT_FAILED
     checks = plugin.checks
     record = plugin.record
-    exe = [f"./resource-{plugin.name}", *(["--config", config_flag] if config_flag else [])]
+    exe = _this_command(plugin, config_flag)
     findings: list[tuple[Finding, Repair]] = []
     for key, value in entries:
         node = node_of(key, directory)
@@ -95,7 +104,7 @@ def run(plugin: Plugin[Any], config_flag: str | None, as_json: bool, verbose: bo
         found = examine(node, value, record.decode, checks.GO_RECORD, checks.check_record, record.checked)
         if found:
             proposal = _proposal(value, checks, record)
-            repair = Repair([*exe, REWRITE], {"nodename": node, **proposal})
+            repair = Repair([*exe, REWRITE], {"nodename": node, **proposal}, _capacity_note(value, proposal))
             findings += [(finding, repair) for finding in found]
     if as_json:
         sys.stdout.write(report_json(directory, len(entries), findings))
@@ -115,6 +124,33 @@ def _read_all(plugin: Plugin[Any], config_flag: str | None) -> tuple[EtcdConfig,
     directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.record).key("")
     entries = sorted((entry.key, entry.value) for entry in kv.scan(directory))
     return settings.etcd, directory, entries
+
+
+def _this_command(plugin: Plugin[Any], config_flag: str | None) -> list[str]:
+    """This executable and its config as absolute paths, so that a repair pastes from any directory: core's
+    layout finds the yaml in the working directory, which the shell the repair is pasted in need not be."""
+    import posixpath
+
+    from resource_extend import config
+
+    running = sys.argv[0] if sys.argv and posixpath.basename(sys.argv[0]) == f"resource-{plugin.name}" else ""
+    words = [posixpath.abspath(running) if "/" in running else f"resource-{plugin.name}"]
+    if config_flag is not None or not config.environ(config.CONFIG_ENV):  # $ERU_RESOURCE_CONFIG_PATH travels
+        words += ["--config", posixpath.abspath(config.config_path(plugin.name, config_flag))]
+    return words
+
+
+def _capacity_note(value: bytes, proposal: dict[str, Any]) -> str:
+    """What the operator must do after the repair when it cannot keep the stored capacity: it writes the
+    capacity it could read (a storage record's unreadable storage becomes 0), which plans would trust."""
+    try:
+        stored = json.loads(value).get("capacity")
+    except (ValueError, AttributeError, RecursionError):
+        stored = None
+    if stored == proposal.get("capacity"):
+        return ""
+    written = _compact(proposal.get("capacity"))
+    return f"this writes capacity {written}: set the real one again after it (set-node-resource-capacity)"
 
 
 def _proposal(value: bytes, checks: Any, record: Any) -> dict[str, Any]:
@@ -162,7 +198,10 @@ def report(directory: str, records: int, findings: list[tuple[Finding, Repair]],
 
 
 def report_json(directory: str, records: int, findings: list[tuple[Finding, Repair]]) -> str:
-    found = [{**finding.to_json(), "command": repair.line()} for finding, repair in findings]
+    found = [
+        {**finding.to_json(), "command": repair.line(), **({"note": repair.note} if repair.note else {})}
+        for finding, repair in findings
+    ]
     doc = {"directory": directory, "records": records, "findings": found}
     return json.dumps(doc) + "\n"
 

@@ -70,6 +70,12 @@ def _explain(
     bounds = settings.bounds  # the verbs' bounds (decision 18): stdin, nodes per call, deploy_count
     data = stdin(bounds.max_stdin_bytes)
     bounds.check_stdin(len(data))
+    if not data.strip():  # run by hand, without the pipe: say what goes on stdin, not "EOF"
+        raise PluginError(
+            "stdin is empty: explain reads get-nodes-deploy-capacity's request there, e.g. echo"
+            f" '{{\"workload_resource\":{{...}}}}' | resource-{plugin.name} explain (resource-{plugin.name}"
+            " get-nodes-deploy-capacity --help shows its keys)"
+        )
     doc = jsonio.loads_request(data)
     bounds.check_request(doc)
     # The verb's own request checks (deploy_count is a key it ignores), then explain's own.
@@ -86,7 +92,7 @@ def _explain(
     raw = _read(kv, directory, nodes, bounds.max_nodes_per_call)
     if not raw:
         raise PluginError(f"0 records under {directory}: is etcd.prefix right?")
-    return directory, explain_records(raw, plugin.record, capacity_of, asked), asked
+    return directory, explain_records(raw, plugin.record, capacity_of, asked, directory), asked
 
 
 def _asked(doc: dict[str, Any], settings: Any) -> int:
@@ -134,6 +140,7 @@ def explain_records(
     record_type: Any,
     capacity_of: Callable[[Any], tuple[int, Limit]],
     asked: int,
+    directory: str = "",
 ) -> list[Row]:
     """Pure: one row per node, from its stored bytes. A missing record is scheduled as the empty one, as
     the verb reads it; an unreadable one is shown with the decoder's words (the verb reads it as empty)."""
@@ -153,7 +160,9 @@ def explain_records(
             rows.append(Row(node, state, capacity, None))
             continue
         if state == MISSING:
-            limit = Limit(MISSING, f"no record (read as empty): {limit.text}")
+            # The key it looked at: a wrong etcd.prefix makes every node read as missing.
+            where = f" at {directory}{node}" if directory else ""
+            limit = Limit(MISSING, f"no record{where} (read as empty; check etcd.prefix, else add-node): {limit.text}")
         rows.append(Row(node, state, capacity, limit))
     return rows
 

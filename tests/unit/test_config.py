@@ -35,8 +35,8 @@ def test_explicit_empty_prefix_is_an_error() -> None:
         config.parse("x", {"etcd": {"machines": ["http://m"], "prefix": ""}})
 
 
-def test_missing_file_names_the_file_and_the_missing_machines(tmp_path: Path) -> None:
-    with pytest.raises(PluginError, match=r"gpu\.yaml: file not found.*Machines is required"):
+def test_missing_file_names_the_file_and_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(PluginError, match=r"gpu\.yaml: file not found: check the path given to --config$"):
         config.load("gpu", str(tmp_path / "gpu.yaml"))
 
 

@@ -510,7 +510,7 @@ def dangling(tmp_path: Path) -> str:
         pytest.param(loop, ": cannot read: Too many levels of symbolic links", id="a symlink loop"),
         pytest.param(
             dangling,
-            ": file not found (Machines is required, but blank): check the path given",
+            ": file not found: check the path given",
             id="a dangling symlink",
         ),
     ],
@@ -632,7 +632,7 @@ def test_a_missing_file_s_message_names_the_file_and_the_fix_for_where_its_name_
         monkeypatch.setenv(CONFIG_ENV, fill(env))
     with pytest.raises(PluginError) as caught:
         load("gpu", None if flag is None else fill(flag))
-    assert str(caught.value) == f"config {fill(named)}: file not found (Machines is required, but blank): {fill(fix)}"
+    assert str(caught.value) == f"config {fill(named)}: file not found: {fill(fix)}"
 
 
 # -- the objects' own rules -------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def no_quota(
     per, attempts = start - left[field] + quota[field], count + 1
     if per % attempts == 0:
         return _disk_words(host, index, field, start, per // attempts)
-    return _disk_words(host, index, field, start, quota[field], f", {left[field]} left after {count}")
+    return _disk_words(host, index, field, start, quota[field], f", {_rate(field, left[field])} left after {count}")
 
 
 def first_mount_short(host: Host, request: ClassifiedRequest, quotas: Quotas) -> Limit:
@@ -106,9 +106,17 @@ def mount_headroom(host: Host, start: Quotas, per_attempt: Mapping[int, Sequence
 def _disk_words(host: Host, index: int, field: int, left: int, per: int, tail: str = "") -> Limit:
     disk = host.disks[index]
     have = next((d.quota[field] for d in host.capacity_disks if d.device == disk.device), None)
-    of = "" if have is None else f" of {have}"
+    of = "" if have is None else f" of {_rate(field, have)}"
     name = Quota.FIELDS[field]
-    return Limit("disk quota", f"disk {disk.device} {name}: {left}{of} left, {per} per workload{tail}")
+    return Limit(
+        "disk quota",
+        f"disk {disk.device} {name}: {_rate(field, left)}{of} left, {_rate(field, per)} per workload{tail}",
+    )
+
+
+def _rate(field: int, value: int) -> str:
+    """IOPS as counts; bytes per second in the units the operator wrote them in (``300G``), not raw bytes."""
+    return size_text(value) if Quota.FIELDS[field].endswith("bps") else str(value)
 
 
 def mono_short(host: Host, request: ClassifiedRequest, count: int, short_of_quota: int) -> Limit:
