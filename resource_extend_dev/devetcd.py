@@ -52,10 +52,23 @@ def _die_with_parent() -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free 127.0.0.1 ports, reserved together: each socket stays bound until all are
+    picked. One at a time, the kernel may hand back a port it just released (two members of one cluster
+    got the same one: etcd's "has duplicate url", issue 30)."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for s in held:
+            s.close()
 
 
 class DevEtcd:
@@ -88,7 +101,7 @@ class DevEtcd:
 
     def start(self, timeout: float = 30.0) -> DevEtcd:
         self.dir = tempfile.mkdtemp(prefix="resource-extend-etcd-")
-        self.port, peer = free_port(), free_port()
+        self.port, peer = free_ports(2)
         scheme = "https" if self.tls else "http"
         self.url = f"{scheme}://127.0.0.1:{self.port}"
         peer_url = f"http://127.0.0.1:{peer}"
@@ -217,8 +230,7 @@ class DevCluster:
 
     def __enter__(self) -> DevCluster:
         self.dir = tempfile.mkdtemp(prefix="resource-extend-cluster-")
-        clients = [free_port() for _ in range(self.size)]
-        peers = [free_port() for _ in range(self.size)]
+        clients, peers = self.ports()
         self.urls = [f"http://127.0.0.1:{p}" for p in clients]
         initial = ",".join(f"m{i}=http://127.0.0.1:{p}" for i, p in enumerate(peers))
         for i in range(self.size):
@@ -248,6 +260,11 @@ class DevCluster:
                         raise RuntimeError(f"etcd cluster did not become ready; member logs: {logs}") from None
                     time.sleep(0.1)
         return self
+
+    def ports(self) -> tuple[list[int], list[int]]:
+        """Each member's client and peer port, all distinct (free_ports)."""
+        ports = free_ports(2 * self.size)
+        return ports[: self.size], ports[self.size :]
 
     def log_tails(self) -> str:
         """The end of each member's log: a cluster that fails to start says why in the failure itself."""

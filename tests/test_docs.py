@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend_dev.devetcd import DevEtcd, binary
+from resource_extend_dev.devetcd import DevEtcd, binary, free_ports
 from tests.support import site_pages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -271,7 +271,7 @@ def test_the_readme_stops_the_etcd_it_starts(tmp_path: Path) -> None:
     lines = [line for block in SH_BLOCK.findall((ROOT / "README.md").read_text()) for line in block.splitlines()]
     start = next(line for line in lines if line.startswith(".venv/bin/etcd --data-dir /tmp/eru-try-etcd "))
     stop = next(line for line in lines if "pkill" in line and "/tmp/eru-try-etcd" in line)
-    data, ports = str(tmp_path / "etcd"), [_free_port(), _free_port()]
+    data, ports = str(tmp_path / "etcd"), free_ports(2)
     urls = f"--listen-client-urls http://127.0.0.1:{ports[0]} --advertise-client-urls http://127.0.0.1:{ports[0]}"
     urls += f" --listen-peer-urls http://127.0.0.1:{ports[1]} --initial-advertise-peer-urls http://127.0.0.1:{ports[1]}"
     urls += f" --initial-cluster default=http://127.0.0.1:{ports[1]}"
@@ -289,15 +289,6 @@ def test_the_readme_stops_the_etcd_it_starts(tmp_path: Path) -> None:
     finally:
         for pid in _running(data):
             os.kill(pid, 9)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _running(data: str) -> list[int]:
