@@ -8,10 +8,6 @@ than what the call read is read back and decided, never applied twice.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +17,7 @@ import pytest
 from resource_extend.config import DEFAULT_TOTAL_TIMEOUT
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
+from tests import support
 from tests.faultproxy import STALE, FaultProxy, Rule
 from tests.support import INCREMENT, PLUGINS, SEED, executable, one_clean_line, plugin_dir, used
 
@@ -35,35 +32,12 @@ def proxy(etcd: DevEtcd) -> Iterator[FaultProxy]:
 
 
 def measured(plugin: str, work: Path, verb: str, request: Any) -> tuple[Outcome, int]:
-    """The call's outcome and its peak RSS in MB, as /usr/bin/time -v reports it (the child's ru_maxrss, from
-    wait4: the executable's env execs the interpreter, so the pid is the call's), checking that the call
-    ended within etcd.total_timeout (the default) + 1 s and without a traceback."""
-    env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        [executable(plugin), verb],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=work, env=env,
-    )  # fmt: skip
-    killer = threading.Timer(DEFAULT_TOTAL_TIMEOUT + 30, proc.kill)  # a runaway call still ends the test
-    killer.start()
-    try:
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        proc.stdin.write(json.dumps(request).encode())
-        proc.stdin.close()
-        err: list[bytes] = []
-        reader = threading.Thread(target=lambda: err.append(proc.stderr.read()))  # type: ignore[union-attr]
-        reader.start()
-        stdout = proc.stdout.read()
-        reader.join()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    finally:
-        killer.cancel()
-    took = time.monotonic() - started
-    out = Outcome(proc.returncode, stdout.decode(errors="replace"), b"".join(err).decode(errors="replace"))
+    """The call's outcome and its peak RSS in MB (support.measured), checking that it ended within
+    etcd.total_timeout (the default) + 1 s and without a traceback."""
+    out, peak_mb, took = support.measured(executable(plugin), verb, request, work, DEFAULT_TOTAL_TIMEOUT + 30)
     assert took < DEFAULT_TOTAL_TIMEOUT + 1, (verb, took, out)
     assert "internal error" not in out.stderr and "Traceback" not in out.stderr, out
-    return out, usage.ru_maxrss // 1024
+    return out, peak_mb
 
 
 def stored_usage(etcd: DevEtcd, plugin: str, prefix: str) -> int:
