@@ -288,6 +288,19 @@ class DevCluster:
                 return ids.index(status["leader"])
         raise RuntimeError("no member names a leader")
 
+    def lead(self, index: int, timeout: float = 10.0) -> None:
+        """Make member ``index`` the leader (etcd's leadership transfer, asked of the current leader)."""
+        deadline = time.monotonic() + timeout
+        while self.leader() != index:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"m{index} did not take the lead")
+            try:
+                self.member(self.leader()).call(
+                    "/v3/maintenance/transfer-leadership", {"targetID": self.member_id(index)}
+                )
+            except OSError:
+                time.sleep(0.1)
+
     def member_id(self, index: int) -> str | None:
         if self._procs[index] is None:
             return None

@@ -46,6 +46,10 @@ ENDLESS_SECONDS = 20
 # the caller read before it (a lying member or proxy, issue 30).
 STALE = "stale-compare-failed"
 STALE_ANSWER = b'{"header":{"cluster_id":"1","member_id":"1","revision":"1","raft_term":"2"}}'
+# A write held back and its connection closed unanswered (the caller cannot know whether it applied), then
+# applied after all, once the caller has read the key back and is reading it again to retry: as a proposal
+# etcd answered "leader changed" for and still committed, forwarded by a member that lost the lead.
+LATE = "late-write"
 
 
 def _spoiled(fault: str, status: int, body: bytes) -> tuple[bytes, bool]:
@@ -75,7 +79,7 @@ class Rule:
     first ``after`` of them, the next ``times`` (None: all)."""
 
     def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
-        if fault not in (*FAULTS, *ENDLESS, STALE):
+        if fault not in (*FAULTS, *ENDLESS, STALE, LATE):
             raise ValueError(fault)
         self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
 
@@ -106,6 +110,9 @@ class FaultProxy:
         self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
         self._closed = False
         self._clients: list[socket.socket] = []
+        # LATE's write held back, and how many reads are still to pass before it is applied.
+        self._late: tuple[list[bytes], bytes] | None = None
+        self._late_after = 0
 
     def __enter__(self) -> FaultProxy:
         threading.Thread(target=self._accept, daemon=True).start()
@@ -154,6 +161,12 @@ class FaultProxy:
                 fault = self._rule(path, body)
                 if fault == "swallow":
                     return
+                if fault == LATE:
+                    with self._lock:
+                        self._late, self._late_after = (lines, body), 2  # the read-back, then the retry's read
+                    return
+                if path == "/v3/kv/range":
+                    self._release_late()
                 if fault in ENDLESS:
                     # A write is forwarded first, as with every other spoiled answer: it lands in etcd.
                     if fault != "endless-headers":
@@ -186,6 +199,16 @@ class FaultProxy:
             return  # the client went away (timed out, as it should)
         finally:
             _close(client)
+
+    def _release_late(self) -> None:
+        with self._lock:
+            if self._late is None:
+                return
+            self._late_after -= 1
+            if self._late_after:
+                return
+            late, self._late = self._late, None
+        self._forward(*late)
 
     def _endless(self, client: socket.socket, fault: str) -> None:
         """Send ``fault``'s reply until the client goes away (an OSError ends the caller), ENDLESS_SECONDS at most."""

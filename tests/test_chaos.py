@@ -55,6 +55,9 @@ def chaos(cluster: DevCluster, started: float, events: list[str]) -> None:
         time.sleep(max(0.0, started + RUN * fraction - time.monotonic()))
 
     at(0.2)
+    # The leader is the member the writers talk to (the first of etcd.machines): its death then cuts writes
+    # it may have committed, which the calls must read back, not send again.
+    cluster.lead(0)
     leader = cluster.leader()
     cluster.stop_member(leader)
     events.append(f"{time.monotonic() - started:.1f}s: killed the leader m{leader}")

@@ -18,7 +18,7 @@ from resource_extend.config import DEFAULT_TOTAL_TIMEOUT
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
 from tests import support
-from tests.faultproxy import STALE, FaultProxy, Rule
+from tests.faultproxy import LATE, STALE, FaultProxy, Rule
 from tests.support import INCREMENT, PLUGINS, SEED, executable, one_clean_line, plugin_dir, used
 
 MAX_RSS_MB = 200
@@ -109,3 +109,20 @@ def test_a_write_answered_as_a_failed_compare_older_than_the_read_is_read_back_n
     assert proxy.spoiled == [STALE]
     assert out.status == 0 and out.stderr == "", out
     assert stored_usage(etcd, plugin, prefix) == 1  # applied once: the forged "compare failed" sent nothing again
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_write_read_back_as_not_applied_that_applies_later_is_not_applied_twice(
+    plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
+) -> None:
+    # The write's connection closes unanswered; the read-back finds the key as it was; the write applies
+    # just before the call reads the key again to retry (the chaos test's doubled increment, once in three
+    # 45 s runs: a proposal etcd answered "leader changed" for, committed afterwards).
+    etcd.put(f"{prefix}/resource/{plugin}/n1", json.dumps(SEED[plugin]))
+    proxy.rules.append(Rule(LATE, "/v3/kv/txn", holding=b"request_put", times=1))
+    out, _ = measured(
+        plugin, at_defaults(tmp_path, plugin, proxy, prefix), "set-node-resource-usage", INCREMENT[plugin]
+    )
+    assert proxy.spoiled == [LATE]
+    assert out.status == 0 and out.stderr == "", out
+    assert stored_usage(etcd, plugin, prefix) == 1
