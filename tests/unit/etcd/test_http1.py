@@ -218,3 +218,11 @@ def test_a_reply_cut_short_is_none_at_eof_and_one_read_until_close_is_whole() ->
     assert whole.next() is None
     reply = whole.eof()
     assert reply is not None and (reply.status, reply.body) == (200, b"12345")
+
+
+def test_a_header_after_a_bare_line_feed_is_read_as_h11_reads_it() -> None:
+    # RFC 9112 2.2 lets a recipient end a line at a bare LF; h11 does. Read as one line with the header
+    # before it, the Transfer-Encoding below would be missed and the body read until close instead.
+    data = b"HTTP/1.1 200 OK\r\nDate: x\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+    assert read_by_h11(data, 1, closes=True) == [(200, b"abc")]
+    assert read_by_parser(data, [], 1, closes=True) == [(200, b"abc")]
