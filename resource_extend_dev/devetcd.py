@@ -52,10 +52,23 @@ def _die_with_parent() -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free 127.0.0.1 ports, reserved together: each socket stays bound until all are
+    picked. One at a time, the kernel may hand back a port it just released (two members of one cluster
+    got the same one: etcd's "has duplicate url", issue 30)."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for s in held:
+            s.close()
 
 
 class DevEtcd:
@@ -88,7 +101,7 @@ class DevEtcd:
 
     def start(self, timeout: float = 30.0) -> DevEtcd:
         self.dir = tempfile.mkdtemp(prefix="resource-extend-etcd-")
-        self.port, peer = free_port(), free_port()
+        self.port, peer = free_ports(2)
         scheme = "https" if self.tls else "http"
         self.url = f"{scheme}://127.0.0.1:{self.port}"
         peer_url = f"http://127.0.0.1:{peer}"
@@ -214,11 +227,11 @@ class DevCluster:
         self.dir = ""
         self.urls: list[str] = []
         self._procs: list[subprocess.Popen[bytes] | None] = []
+        self._argvs: list[list[str]] = []
 
     def __enter__(self) -> DevCluster:
         self.dir = tempfile.mkdtemp(prefix="resource-extend-cluster-")
-        clients = [free_port() for _ in range(self.size)]
-        peers = [free_port() for _ in range(self.size)]
+        clients, peers = self.ports()
         self.urls = [f"http://127.0.0.1:{p}" for p in clients]
         initial = ",".join(f"m{i}=http://127.0.0.1:{p}" for i, p in enumerate(peers))
         for i in range(self.size):
@@ -229,25 +242,89 @@ class DevCluster:
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
                 "--initial-cluster", initial, "--initial-cluster-state", "new", "--log-level", "error",
             ]  # fmt: skip
-            with open(os.path.join(self.dir, f"m{i}.log"), "wb") as log:
-                self._procs.append(
-                    subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
-                )
+            self._argvs.append(argv)
+            self._procs.append(self._spawn(i))
         deadline = time.monotonic() + 60
-        for url in self.urls:
-            member = DevEtcd()
-            member.url = url
-            while True:
-                try:
-                    member.call("/v3/kv/put", {"key": _b64(b"/ready"), "value": _b64(b"1")})
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        logs = self.log_tails()
-                        self.__exit__()
-                        raise RuntimeError(f"etcd cluster did not become ready; member logs: {logs}") from None
-                    time.sleep(0.1)
+        for i in range(self.size):
+            self.wait_ready(i, deadline)
         return self
+
+    def _spawn(self, index: int) -> subprocess.Popen[bytes]:
+        with open(os.path.join(self.dir, f"m{index}.log"), "ab") as log:
+            return subprocess.Popen(
+                self._argvs[index], stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            )
+
+    def member(self, index: int) -> DevEtcd:
+        """A client of member ``index`` alone (DevEtcd's requests)."""
+        member = DevEtcd()
+        member.url = self.urls[index]
+        return member
+
+    def wait_ready(self, index: int, deadline: float) -> None:
+        """Until member ``index`` commits a write (a cluster with a leader, this member in it)."""
+        while True:
+            try:
+                self.member(index).call("/v3/kv/put", {"key": _b64(b"/ready"), "value": _b64(b"1")})
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    logs = self.log_tails()
+                    self.__exit__()
+                    raise RuntimeError(f"etcd cluster did not become ready; member logs: {logs}") from None
+                time.sleep(0.1)
+
+    def leader(self) -> int:
+        """The index of the member that leads, as the first member that answers says."""
+        for i in range(self.size):
+            if self._procs[i] is None:
+                continue
+            try:
+                status = self.member(i).call("/v3/maintenance/status", {})
+            except OSError:
+                continue
+            ids = [self.member_id(j) for j in range(self.size)]
+            if status.get("leader") in ids:
+                return ids.index(status["leader"])
+        raise RuntimeError("no member names a leader")
+
+    def lead(self, index: int, timeout: float = 10.0) -> None:
+        """Make member ``index`` the leader (etcd's leadership transfer, asked of the current leader)."""
+        deadline = time.monotonic() + timeout
+        while self.leader() != index:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"m{index} did not take the lead")
+            try:
+                self.member(self.leader()).call(
+                    "/v3/maintenance/transfer-leadership", {"targetID": self.member_id(index)}
+                )
+            except OSError:
+                time.sleep(0.1)
+
+    def member_id(self, index: int) -> str | None:
+        if self._procs[index] is None:
+            return None
+        try:
+            return str(self.member(index).call("/v3/maintenance/status", {})["header"]["member_id"])
+        except OSError:
+            return None
+
+    def restart_member(self, index: int, timeout: float = 30.0) -> None:
+        """Start a stopped member again on its data directory, and wait until it commits a write."""
+        if self._procs[index] is None:
+            self._procs[index] = self._spawn(index)
+        self.wait_ready(index, time.monotonic() + timeout)
+
+    def signal_member(self, index: int, signal: int) -> None:
+        """Send ``signal`` to member ``index`` (SIGSTOP and SIGCONT: a member that hangs, then comes back)."""
+        proc = self._procs[index]
+        if proc is not None:
+            proc.send_signal(signal)
+
+    def ports(self) -> tuple[list[int], list[int]]:
+        """Each member's client and peer port, all distinct (free_ports)."""
+        ports = free_ports(2 * self.size)
+        return ports[: self.size], ports[self.size :]
 
     def log_tails(self) -> str:
         """The end of each member's log: a cluster that fails to start says why in the failure itself."""

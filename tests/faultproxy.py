@@ -32,6 +32,24 @@ FAULTS = (
     "trickle",  # the right answer, 16 bytes a second
     "delay",  # the right answer, after 10 s
 )
+# Replies that never end, each well formed as far as it goes (issue 30): sent until the client goes away, for
+# ENDLESS_SECONDS at most. "endless-headers" answers an h2c connection (path "*", HTTP/2's preface) with
+# SETTINGS, then HEADERS frames on stream 1, each a legal 16 KB header block, none ending the stream.
+ENDLESS = (
+    "endless-length",  # Content-Length: 999999999999999, then zeros
+    "endless-chunks",  # chunked, chunk size fffffffffffffff, then zeros
+    "endless-close",  # a 200 with neither length nor chunking, zeros until close
+    "endless-headers",
+)
+ENDLESS_SECONDS = 20
+# A write forwarded (it lands), then answered as a compare that failed, at revision 1: older than anything
+# the caller read before it (a lying member or proxy, issue 30).
+STALE = "stale-compare-failed"
+STALE_ANSWER = b'{"header":{"cluster_id":"1","member_id":"1","revision":"1","raft_term":"2"}}'
+# A write held back and its connection closed unanswered (the caller cannot know whether it applied), then
+# applied after all, once the caller has read the key back and is reading it again to retry: as a proposal
+# etcd answered "leader changed" for and still committed, forwarded by a member that lost the lead.
+LATE = "late-write"
 
 
 def _spoiled(fault: str, status: int, body: bytes) -> tuple[bytes, bool]:
@@ -61,7 +79,7 @@ class Rule:
     first ``after`` of them, the next ``times`` (None: all)."""
 
     def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
-        if fault not in FAULTS:
+        if fault not in (*FAULTS, *ENDLESS, STALE, LATE):
             raise ValueError(fault)
         self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
 
@@ -92,6 +110,9 @@ class FaultProxy:
         self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
         self._closed = False
         self._clients: list[socket.socket] = []
+        # LATE's write held back, and how many reads are still to pass before it is applied.
+        self._late: tuple[list[bytes], bytes] | None = None
+        self._late_after = 0
 
     def __enter__(self) -> FaultProxy:
         threading.Thread(target=self._accept, daemon=True).start()
@@ -140,8 +161,22 @@ class FaultProxy:
                 fault = self._rule(path, body)
                 if fault == "swallow":
                     return
+                if fault == LATE:
+                    with self._lock:
+                        self._late, self._late_after = (lines, body), 2  # the read-back, then the retry's read
+                    return
+                if path == "/v3/kv/range":
+                    self._release_late()
+                if fault in ENDLESS:
+                    # A write is forwarded first, as with every other spoiled answer: it lands in etcd.
+                    if fault != "endless-headers":
+                        self._forward(lines, body)
+                    self._endless(client, fault)
+                    return
                 status, reply = self._forward(lines, body)
-                if fault is None:
+                if fault == STALE:
+                    self._send(client, _framed(200, STALE_ANSWER))
+                elif fault is None:
                     self._send(client, _framed(status, reply))
                 elif fault == "reset":
                     client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -164,6 +199,37 @@ class FaultProxy:
             return  # the client went away (timed out, as it should)
         finally:
             _close(client)
+
+    def _release_late(self) -> None:
+        with self._lock:
+            if self._late is None:
+                return
+            self._late_after -= 1
+            if self._late_after:
+                return
+            late, self._late = self._late, None
+        self._forward(*late)
+
+    def _endless(self, client: socket.socket, fault: str) -> None:
+        """Send ``fault``'s reply until the client goes away (an OSError ends the caller), ENDLESS_SECONDS at most."""
+        if fault == "endless-headers":
+            head = _h2_frame(4, 0, 0, b"")  # SETTINGS, none changed
+            field = b"x-filler"
+            value = b"v" * 16000
+            block = b"\0" + bytes((len(field),)) + field + _hpack_length(value) + value  # a literal, not indexed
+            piece = _h2_frame(1, 0x4, 1, block)  # HEADERS, END_HEADERS, stream 1, never END_STREAM
+        else:
+            head = {
+                "endless-length": b"HTTP/1.1 200 OK\r\nContent-Length: 999999999999999\r\n\r\n",
+                "endless-chunks": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffff\r\n",
+                "endless-close": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n",
+            }[fault]
+            piece = b"0" * 65536
+        client.settimeout(5)
+        self._send(client, head)
+        ends = time.monotonic() + ENDLESS_SECONDS
+        while time.monotonic() < ends:
+            self._send(client, piece)
 
     def _send(self, client: socket.socket, data: bytes) -> None:
         client.sendall(data)
@@ -198,6 +264,24 @@ def _framed(status: int, body: bytes) -> bytes:
     return (
         f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
     )
+
+
+def _h2_frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big") + payload
+
+
+def _hpack_length(text: bytes) -> bytes:
+    """An HPACK string's length prefix (7-bit prefix, RFC 7541 5.1), not Huffman-coded."""
+    n = len(text)
+    if n < 127:
+        return bytes((n,))
+    out = bytearray((127,))
+    n -= 127
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def _close(sock: socket.socket) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -562,3 +563,40 @@ def read_whole_or_refused(plugin: str, verb: str, read: Callable[[dict[str, Any]
         read(req)
     except PluginError as refusal:
         assert "\n" not in str(refusal) and str(refusal)
+
+
+# -- a call's peak memory --------------------------------------------------------------------------------
+
+
+# Peak RSS where /usr/bin/time is missing: a small Python whose only child is the call, so RUSAGE_CHILDREN is
+# the call's own peak (a child forked from the test process itself would count that process's memory too).
+_PEAK = (
+    "import resource, subprocess, sys\n"
+    "status = subprocess.run(sys.argv[2:]).returncode\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(status)\n"
+)
+
+
+def measured(exe: str, verb: str, request: Any, cwd: Path, timeout: float) -> tuple[Outcome, int, float]:
+    """One call through ``exe``: its outcome, its peak RSS in MB from ``/usr/bin/time -v``'s figure (``%M``)
+    or, without that tool, from RUSAGE_CHILDREN, and its wall time in seconds."""
+    import tempfile
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
+    with tempfile.TemporaryDirectory() as scratch:
+        peak = Path(scratch, "peak")
+        if os.access("/usr/bin/time", os.X_OK):
+            argv = ["/usr/bin/time", "-f", "%M", "-o", str(peak), exe, verb]
+        else:
+            argv = [sys.executable, "-c", _PEAK, str(peak), exe, verb]
+        started = time.monotonic()
+        done = subprocess.run(
+            argv, input=json.dumps(request).encode(), cwd=cwd, capture_output=True, timeout=timeout, env=env
+        )
+        took = time.monotonic() - started
+        # time writes "Command exited with non-zero status N" before the figure when the call failed.
+        peak_kb = int(peak.read_text().split()[-1])
+    out = Outcome(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    return out, peak_kb // 1024, took

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from resource_extend_dev.devetcd import DevEtcd, binary
+from resource_extend_dev.devetcd import DevEtcd, binary, free_ports
 from tests.support import site_pages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -273,8 +273,8 @@ def test_the_readmes_make_etcd_up_starts_an_etcd_and_etcd_down_stops_it_by_its_p
     lines = [line.split("#")[0].strip() for block in SH_BLOCK.findall((ROOT / "README.md").read_text())
              for line in block.splitlines()]  # fmt: skip
     assert "make etcd-up" in lines and "make etcd-down" in lines and not [line for line in lines if "pkill" in line]
-    data = str(tmp_path / "etcd")
-    where = [f"ETCD_DIR={data}", f"ETCD_PORT={_free_port()}", f"ETCD_PEER={_free_port()}"]
+    data, ports = str(tmp_path / "etcd"), free_ports(2)
+    where = [f"ETCD_DIR={data}", f"ETCD_PORT={ports[0]}", f"ETCD_PEER={ports[1]}"]
     up = subprocess.run(["make", "-s", "etcd-up", *where], cwd=ROOT, capture_output=True, text=True, timeout=120)
     try:
         assert up.returncode == 0, up.stderr
@@ -317,15 +317,6 @@ def test_make_dist_writes_versioned_executables_the_wheel_and_sums_sha256sum_che
     checked = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=dist, capture_output=True, text=True)
     assert checked.returncode == 0 and checked.stdout.count(": OK") == 3, checked
     assert (dist / f"resource-gpu-{version[1]}").read_bytes() == (ROOT / "resource-gpu").read_bytes()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _running(data: str) -> list[int]:

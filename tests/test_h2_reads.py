@@ -1,4 +1,4 @@
-"""A bulk read's span reads over etcd's gRPC API on h2c (etcd/h2.py), against a real etcd: they find exactly
+"""A bulk read's span reads over etcd's gRPC API on h2c (store/etcd/h2/), against a real etcd: they find exactly
 what the gateway finds, and any way the h2 side can fail (refused, not HTTP/2, GOAWAY, a reset stream, an
 error status, garbled or truncated frames, frames beyond the bounds, silence) leaves the call's answer
 as it was: the reads go the gateway's way instead, and nothing surfaces."""

@@ -55,12 +55,12 @@ the schema check of the documents that grow with the nodes (get-metrics, get-nod
     resource_extend.formats.bigdocs
 the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
     resource_extend.requests.nodeinfo resource_extend.requests.sides resource_extend.requests.plans
-etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1,
-base64 of its keys and values
+etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
+(the socket's half, and the bounded parser of its replies), base64 of its keys and values
     resource_extend.store.etcd resource_extend.store.etcd.endpoints resource_extend.store.etcd.kv
     resource_extend.store.etcd.policy resource_extend.store.etcd.transport resource_extend.store.etcd.gateway
     resource_extend.store.etcd.messages resource_extend.store.etcd.connection resource_extend.store.etcd.dial
-    resource_extend.store.etcd.base64text
+    resource_extend.store.etcd.base64text resource_extend.store.etcd.http1
 reads of many nodes' records (get-metrics, get-nodes-deploy-capacity, ...): the store's and the gateway's halves
 of a bulk read and its plan, imported when one starts (a single-node call never loads them); its span reads
 over gRPC on h2c (HTTP/2, HPACK, the RangeRequest and RangeResponse messages), from a plain http:// member

@@ -64,13 +64,16 @@ def node_key(prefix: str, plugin: str, node: str) -> str:
 
 
 class NodeStore(Generic[R]):
-    __slots__ = ("_dir", "_kv", "_record")
+    __slots__ = ("_dir", "_kv", "_record", "_unsettled")
 
     def __init__(self, kv: KV, prefix: str, plugin: str, record: type[R]) -> None:
         self._kv = kv
         # Plain concatenation, as the reference's namespaced client does: "/eru/" gives "/eru//resource/…".
         self._dir = node_key(prefix, plugin, "")
         self._record = record
+        # Guarded writes read back as not applied: (key, bytes, the revision guarded). etcd may still apply
+        # one (a proposal answered "leader changed" can commit afterwards), so update() checks its reads.
+        self._unsettled: list[tuple[str, bytes, int]] = []
 
     def key(self, node: str) -> str:
         return self._dir + node
@@ -133,8 +136,14 @@ class NodeStore(Generic[R]):
         """
         check_node_name(node)
         key = self.key(node)
+        # This call's writes read back as not applied, with the change each would have made.
+        unsettled: list[tuple[bytes, int, Change[R]]] = []
         for attempt in range(MAX_ATTEMPTS):
             entry = self._kv.get(key)
+            for data, guarded, made in unsettled:
+                # One applied after all, after its read-back: it is this call's change, never to be made again.
+                if entry is not None and entry.value == data and entry.mod_revision != guarded:
+                    return made
             before = None if entry is None else self._decode(node, entry.value)
             changed = change(before)
             if before is not None and changed is before:
@@ -142,8 +151,11 @@ class NodeStore(Generic[R]):
             after, data = self._storable(node, changed)
             if entry is not None and data == entry.value:
                 return Change(before, after)
-            if self._put_if(key, data, 0 if entry is None else entry.mod_revision):
+            guard = 0 if entry is None else entry.mod_revision
+            if self._put_if(key, data, guard):
                 return Change(before, after)
+            if self._unsettled and self._unsettled[-1] == (key, data, guard):
+                unsettled.append((data, guard, Change(before, after)))
             from resource_extend.store.etcd import retry  # only a lost race pays for it
 
             retry.backoff(attempt)
@@ -172,7 +184,10 @@ class NodeStore(Generic[R]):
                 entry = self._kv.get(key)
             except errors.StoreUnavailable:
                 raise errors.StoreUnavailable(f"{exc}; whether the write applied is unknown") from None
-            return entry is not None and entry.value == data and entry.mod_revision != mod_revision
+            if entry is not None and entry.value == data and entry.mod_revision != mod_revision:
+                return True
+            self._unsettled.append((key, data, mod_revision))
+            return False
 
     def delete(self, node: str) -> None:
         # Not name-checked: removing is how an operator cleans up a name an older version stored.

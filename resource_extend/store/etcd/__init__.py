@@ -10,7 +10,8 @@ One job per module:
 - dial.py: a TCP connection within one timeout, a host name resolved within it (leaf);
 - messages.py: the gateway's paths, its answers' JSON and what a bad answer raises (leaf);
 - failing.py: what follows a failure: its words, the retry or the give-up, the ambiguous write;
-- connection.py: one kept-alive HTTP/1.1 connection; tls.py for ``https://`` members only;
+- http1.py: HTTP/1.1 replies parsed from bytes, each held to ``MAX_REPLY`` (leaf);
+- connection.py: one kept-alive HTTP/1.1 connection, feeding http1.py; tls.py for ``https://`` members only;
 - gateway.py: ``KV`` over the v3 JSON gateway (the default); its reads of many keys are gatewaybulk.py's
   (over h2/, etcd's gRPC API spoken on a plain socket, where it can), its auth and several endpoints
   greeting.py's, and what follows a failure failing.py's, each imported only then;

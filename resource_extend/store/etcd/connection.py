@@ -11,7 +11,7 @@ from __future__ import annotations
 import _socket
 import time
 
-from resource_extend.store.etcd import dial
+from resource_extend.store.etcd import dial, http1
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from resource_extend.store.etcd.endpoints import Endpoint
 
 
-# The most a status line and headers may take: etcd's are a few hundred bytes.
-MAX_HEAD = 65536
+# h2.py bounds a header block by this too.
+MAX_HEAD = http1.MAX_HEAD
 
 
 class Connection:
@@ -38,9 +38,7 @@ class Connection:
         # When the answers now awaited must have arrived (time.monotonic()): every recv gets only what is
         # left of it, so a reply trickled a few bytes at a time cannot restart the clock with each byte.
         self._end = 0.0
-        # A bytearray: appending a chunk and dropping what was read are amortized O(1), where bytes would
-        # copy the whole buffer per 64 KiB chunk (a 10,000-node range read is ~13 MB: quadratic).
-        self._buf = bytearray()
+        self._parser = http1.Parser()
 
     @classmethod
     def open(cls, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> Connection:
@@ -62,7 +60,7 @@ class Connection:
     def await_answer(self, timeout: float) -> None:
         """Wait, at most ``timeout`` seconds, until the member sends anything or closes; never raises. Nothing is
         read into the answer buffer: the connection is to be closed after this."""
-        if self._buf:
+        if self._parser.buffered:
             return
         try:
             self._sock.settimeout(timeout)
@@ -98,32 +96,27 @@ class Connection:
 
     def receive(self) -> tuple[int, bytes]:
         """The next answer's status and body; failing.py's ``BadReply`` (an ``OSError``) when the bytes are
-        not an HTTP/1.1 answer."""
-        head = self._until(b"\r\n\r\n", MAX_HEAD)
-        lines = head.decode("latin-1").split("\r\n")
-        version, _, rest = lines[0].partition(" ")
-        code = rest[:3]
-        if not version.startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
-            raise _bad_reply(f"malformed HTTP status line {lines[0][:80]!r}")
-        status = int(code)
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if headers.get("transfer-encoding", "").lower() == "chunked":
-            body = self._chunked()
-        elif "content-length" in headers:
-            length = headers["content-length"]
-            if not (length.isascii() and length.isdigit() and len(length) <= 15):
-                raise _bad_reply(f"bad Content-Length {length[:40]!r}")
-            body = self._exactly(int(length))
-        else:
-            body = self._rest()
-        if headers.get("connection", "").lower() == "close":
+        not an HTTP/1.1 answer, or one past http1.py's bound."""
+        parser = self._parser
+        try:
+            reply = parser.next()
+            while reply is None:
+                try:
+                    parser.feed(self._recv())
+                except ConnectionError:
+                    # A body read until close ends here; any other reply was cut short.
+                    reply = parser.eof()
+                    if reply is None:
+                        raise
+                    break
+                reply = parser.next()
+        except http1.Malformed as exc:
+            raise _bad_reply(str(exc)) from None
+        if reply.close:
             self.close()
-        return status, body
+        return reply.status, reply.body
 
-    def _fill(self) -> None:
+    def _recv(self) -> bytes:
         left = self._end - time.monotonic()
         if left <= 0:
             raise _socket.timeout("timed out")
@@ -134,49 +127,7 @@ class Connection:
 
             raise failing.closed(self.endpoint, self.answered)
         self.answered = True
-        self._buf += data
-
-    def _until(self, marker: bytes, most: int) -> bytes:
-        while True:
-            at = self._buf.find(marker)
-            if at >= 0:
-                head = bytes(self._buf[:at])
-                del self._buf[: at + len(marker)]
-                return head
-            if len(self._buf) > most:
-                raise _bad_reply(f"no {marker!r} within {most} bytes")
-            self._fill()
-
-    def _exactly(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            self._fill()
-        data = bytes(self._buf[:n])
-        del self._buf[:n]
         return data
-
-    def _chunked(self) -> bytes:
-        parts: list[bytes] = []
-        while True:
-            line = self._until(b"\r\n", 1024).split(b";")[0].strip()
-            if not line or len(line) > 15 or line.strip(b"0123456789abcdefABCDEF"):
-                raise _bad_reply(f"bad chunk size {line[:40]!r}")
-            size = int(line, 16)
-            if size == 0:
-                while self._until(b"\r\n", MAX_HEAD):  # trailer lines, up to the empty one that ends them
-                    pass
-                return b"".join(parts)
-            parts.append(self._exactly(size))
-            if self._exactly(2) != b"\r\n":
-                raise _bad_reply("a chunk longer than its size")
-
-    def _rest(self) -> bytes:
-        while True:
-            try:
-                self._fill()
-            except ConnectionError:
-                data = bytes(self._buf)
-                self._buf.clear()
-                return data
 
 
 def _bad_reply(why: str) -> OSError:

@@ -47,11 +47,16 @@ class GatewayKV:
         # request then fails with rather than dialling again.
         self._pending: tuple[str, bytes] | None = None
         self._unreachable: OSError | None = None
+        # The newest revision a read of this call saw: etcd's revision never goes back, so an answer to a
+        # later write that is older is not etcd's (a lying member or proxy), whatever it says.
+        self._seen = 0
 
     # -- KV ------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
-        return self._call(RANGE, {"key": base64text.encode(key.encode())}, _single(key), read=True)
+        entry, revision = self._call(RANGE, {"key": base64text.encode(key.encode())}, _single(key), read=True)
+        self._seen = max(self._seen, revision)
+        return entry
 
     def prefetch(self, key: str) -> None:
         self._prefetch(RANGE, lambda: {"key": base64text.encode(key.encode())})
@@ -114,7 +119,7 @@ class GatewayKV:
                 "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
                 "success": [{"request_put": {"key": k, "value": base64text.encode(value)}}],
             },
-            _succeeded,
+            _succeeded(self._seen),
             resend=False,
         )
 
@@ -227,20 +232,34 @@ PREFETCH_DIAL = 0.1
 SETTLE = 0.5
 
 
-def _single(key: str) -> Callable[[Any], Entry | None]:
-    return lambda doc: single(key, entries(doc, base64text.decode))
+def _single(key: str) -> Callable[[Any], tuple[Entry | None, int]]:
+    return lambda doc: (single(key, entries(doc, base64text.decode)), revision(doc))
+
+
+def revision(doc: Any) -> int:
+    """The store's revision when the answer was made (etcd's header; the gateway writes int64s as strings)."""
+    return int(doc["header"].get("revision", 0))
 
 
 def _answered(doc: Any) -> None:
     """A plain put's or delete's answer: etcd's header is all there is to check."""
 
 
-def _succeeded(doc: Any) -> bool:
+def _succeeded(seen: int) -> Callable[[Any], bool]:
     """Whether a guarded write's compare held. etcd leaves ``succeeded`` out when it is false; when true
-    the answer carries the put's response, so an answer cut to its header does not read as success."""
-    succeeded = doc.get("succeeded", False)
-    if succeeded is not True and succeeded is not False:
-        raise ValueError(f"succeeded is {succeeded!r}")
-    if succeeded and not (isinstance(doc.get("responses"), list) and len(doc["responses"]) == 1):
-        raise ValueError("a successful write without its response")
-    return succeeded
+    the answer carries the put's response, so an answer cut to its header does not read as success. An
+    answer older than revision ``seen``, which a read of this call saw, is no answer of etcd's: a bad
+    reply (the store reads the key back), never a failed compare that would apply a change twice."""
+
+    def parse(doc: Any) -> bool:
+        succeeded = doc.get("succeeded", False)
+        if succeeded is not True and succeeded is not False:
+            raise ValueError(f"succeeded is {succeeded!r}")
+        if succeeded and not (isinstance(doc.get("responses"), list) and len(doc["responses"]) == 1):
+            raise ValueError("a successful write without its response")
+        answered = revision(doc)
+        if answered < seen:
+            raise ValueError(f"a write answered at revision {answered}, older than the revision {seen} read before it")
+        return succeeded
+
+    return parse

@@ -22,6 +22,7 @@ from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
 from resource_extend.store.etcd import retry
 from resource_extend.store.etcd.chunks import CHUNK_KEYS, FEW_KEYS, dense, prefix_end, raw, span
 from resource_extend.store.etcd.endpoints import Endpoint
+from resource_extend.store.etcd.http1 import MAX_REPLY
 from resource_extend.store.etcd.kv import Entry, single
 from resource_extend.store.etcd.policy import REQUEST_ATTEMPTS, Policy
 from resource_extend.store.etcd.race import Race, Unanswered
@@ -77,8 +78,9 @@ def _options(config: EtcdConfig) -> list[tuple[str, int]]:
         # the channel's state instead costs a polling thread that delays exit by 200 ms.
         ("grpc.min_reconnect_backoff_ms", dial_ms),
         ("grpc.initial_reconnect_backoff_ms", dial_ms),
-        # etcd replies can exceed gRPC's 4 MiB default (a scan of many nodes); etcd's own client lifts it too.
-        ("grpc.max_receive_message_length", -1),
+        # etcd replies can exceed gRPC's 4 MiB default (a scan of many nodes), but not the bound every other
+        # path holds a reply to (http1.py's): a member or proxy sending more fails the call, not the host.
+        ("grpc.max_receive_message_length", MAX_REPLY),
         # The gateway transport connects directly; so does this one, whatever $http_proxy says.
         ("grpc.enable_http_proxy", 0),
     ]
@@ -104,11 +106,16 @@ class GrpcKV:
         self._policy = Policy(config)
         self._link: _Link | None = None
         self._credentials: grpc.ChannelCredentials | None = None
+        # The newest revision a read of this call saw (GatewayKV._seen).
+        self._seen = 0
 
     # -- KV ------------------------------------------------------------------------------------------
 
     def get(self, key: str) -> Entry | None:
-        return single(key, _entries(self._call("Range", etcdrpc.RangeRequest(key=key.encode()))))
+        reply = self._call("Range", etcdrpc.RangeRequest(key=key.encode()))
+        # As GatewayKV._seen: a later write's answer older than this is not etcd's.
+        self._seen = max(self._seen, int(reply.header.revision))
+        return single(key, _entries(reply))
 
     def prefetch(self, key: str) -> None:
         """Nothing: the verb's code loads before the channel is up (Call.prefetch skips this transport)."""
@@ -164,6 +171,15 @@ class GrpcKV:
         )
         put = etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value))
         reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]), guarded=True)
+        answered = int(reply.header.revision)
+        if answered < self._seen:
+            url = self._link.endpoint.url if self._link is not None else "etcd"
+            self.close()
+            retry.grace(self._policy)
+            raise AmbiguousWrite(
+                f"etcd unavailable: {url}: bad reply: a write answered at revision {answered}, "
+                f"older than the revision {self._seen} read before it"
+            )
         return bool(reply.succeeded)
 
     def delete(self, key: str) -> None:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import time
 
-from resource_extend.store.etcd.connection import MAX_HEAD
 from resource_extend.store.etcd.dial import connect
 from resource_extend.store.etcd.h2.hpack import Decoder
+from resource_extend.store.etcd.http1 import MAX_HEAD, MAX_REPLY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,10 +30,10 @@ if TYPE_CHECKING:
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 # What this client accepts: frames of HTTP/2's default size (16 KiB, SETTINGS_MAX_FRAME_SIZE left as is),
 # header blocks as big as connection.py allows an HTTP/1.1 head, and one answer's message up to
-# MAX_MESSAGE: a span read is of at most 2 x 128 records (chunks.py), and a bigger answer is read over
-# the gateway instead.
+# MAX_MESSAGE (http1.py's bound of a gateway reply): a span read is of at most 2 x 128 records (chunks.py),
+# and a bigger answer is read over the gateway instead.
 MAX_FRAME = 16384
-MAX_MESSAGE = 64 << 20
+MAX_MESSAGE = MAX_REPLY
 # The flow-control window this client grants (2**31 - 1, the most HTTP/2 allows), per stream
 # (SETTINGS_INITIAL_WINDOW_SIZE) and for the connection (a WINDOW_UPDATE of the rest over the default).
 WINDOW = (1 << 31) - 1
@@ -206,6 +206,10 @@ class Client:
                     raise Failed("a header block beyond the bound")
                 flags |= more[4] & END_HEADERS  # CONTINUATION defines no other flag
                 block += self._read(size)
+            if len(state.fields) == 2:
+                # A gRPC answer has its headers and its trailers, no more: blocks without end (each a legal
+                # 16 KiB) would otherwise be kept until the request timeout, hundreds of MB.
+                raise Failed(f"a third header block on stream {stream}")
             state.fields.append(self._decoder.decode(block))
             if flags & END_STREAM:
                 state.done = True
