@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+import plugins as registry
 from resource_extend_dev.devetcd import DevEtcd, binary
 from tests.support import site_pages
 
@@ -130,7 +131,7 @@ class Shell:
         # core's plugin directory as README's install steps leave it.
         self.plugins = work / "plugins"
         self.plugins.mkdir()
-        for plugin in ("gpu", "storage"):
+        for plugin in registry.SHIPPED:
             shutil.copy2(ROOT / f"resource-{plugin}", self.plugins / f"resource-{plugin}")
             _with_test_etcd(ROOT / f"{plugin}.yaml.sample", etcd, self.plugins / f"{plugin}.yaml")
 
