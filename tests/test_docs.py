@@ -1,12 +1,17 @@
 """Every shell example in README.md and docs/ runs as pasted, and prints what the page says it prints.
 
 An example is a ``$ <command>`` line in a fenced ``console`` block, followed by the lines the terminal
-shows (stdout and stderr, whole lines, as they interleave). Each command runs in ``bash`` from the
-repository root, as an operator pastes it after ``make build``: against a throwaway etcd that the
-command line reaches as a local one would be reached (the plugins through ``$ERU_RESOURCE_CONFIG_PATH``,
-a config like gpu.yaml.sample with prefix ``/eru``; ``etcdctl`` through ``$ETCDCTL_ENDPOINTS``).
-Each page runs in order against an empty store, and so do all pages one after the other. Calls of the
-executables in ``sh`` blocks (commands shown without output) must run without an error line.
+shows (stdout and stderr, whole lines, as they interleave). Each command runs in ``bash`` as a newcomer
+pastes it, from a directory that is neither the repository root nor a plugin directory, with only what
+README.md tells a reader to set up once after ``make build``: its ``export`` lines, evaluated at the
+repository root (the executables on ``PATH``, ``$ERU_RESOURCE_CONFIG_PATH`` naming a config by its absolute
+path, which here reaches a throwaway etcd instead of the samples' ``127.0.0.1:2379``); ``etcdctl`` reaches
+that etcd through ``$ETCDCTL_ENDPOINTS``. A command that calls ``./resource-<plugin>`` runs in core's plugin
+directory, which the page must have told the reader to ``cd`` to: a stand-in of ``/etc/eru/plugins`` as the
+install steps leave it (both executables, ``gpu.yaml`` and ``storage.yaml``), in an operator's shell
+without the README's exports. Each page runs in order against an empty store, and so do all pages one
+after the other. Calls of the executables in ``sh`` blocks (commands shown without output) must run
+without an error line.
 
 Other branches change the texts the plugins print; after a merge, rewrite the shown outputs from what
 the executables print now, then review them with ``git diff``:
@@ -19,6 +24,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -26,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+import plugins as registry
 from resource_extend_dev.devetcd import DevEtcd, binary, free_ports
 from tests.support import site_pages
 
@@ -33,9 +40,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^```console\n(.*?)^```", re.MULTILINE | re.DOTALL)
 PREFIX = "/eru"  # as in gpu.yaml.sample, so the etcdctl keys the pages show are the keys written
-PLUGIN_CALL = re.compile(r"(?:^|\| )(\.?/?)resource-(gpu|storage)\b")
+# A call of an executable (after a pipe or at the start, maybe behind variable assignments) and how it names
+# the file: "" (found on PATH), "./" (core's plugin directory), anything else (a path that holds only somewhere).
+PLUGIN_CALL = re.compile(r"(?:^|\| )(?:[A-Z_]+=\S* )*(\S*?)resource-(gpu|storage)\b")
 ERROR_LINE = re.compile(r"^resource-(gpu|storage)( [\w-]+)?: ")
-ADDED = re.compile(r'"nodename":"([^"]+)".*\| \./resource-(gpu|storage) add-node')
+ADDED = re.compile(r'"nodename":"([^"]+)".*\| (?:\./)?resource-(gpu|storage) add-node')
+PLUGIN_DIR = "/etc/eru/plugins"  # core's resource_plugin.dir, as the pages name it
+SAMPLE_ETCD = "http://127.0.0.1:2379"  # the samples' etcd, the one `make etcd-up` starts
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 class Example:
@@ -62,37 +74,83 @@ def examples(doc: Path) -> list[Example]:
 DOCS_WITH_EXAMPLES = [p for p in DOCS if examples(p)]
 
 
+def session_exports(page: Path = ROOT / "README.md") -> list[str]:
+    """The ``export`` lines of a page's ``sh`` blocks: what a reader sets up once, at the repository root."""
+    lines = [
+        line.split("  #", 1)[0].strip() for block in SH_BLOCK.findall(page.read_text()) for line in block.splitlines()
+    ]
+    return [line for line in lines if line.startswith("export ")]
+
+
+def in_plugin_dir(doc: Path, command: str) -> bool:
+    """Whether the command runs in core's plugin directory: it calls ``./resource-<plugin>`` after its page
+    told the reader to ``cd`` there."""
+    calls_here = any(prefix == "./" for prefix, _ in PLUGIN_CALL.findall(command))
+    return calls_here and f"cd {PLUGIN_DIR}" in doc.read_text().split(command)[0]
+
+
+def _with_test_etcd(sample: Path, etcd: DevEtcd, to: Path) -> Path:
+    text = sample.read_text()
+    # Never the samples' 127.0.0.1:2379: on a shared machine that may be someone else's etcd.
+    assert SAMPLE_ETCD in text, f"{sample} names no {SAMPLE_ETCD}: the examples would reach an unknown etcd"
+    to.write_text(text.replace(SAMPLE_ETCD, etcd.url))
+    return to
+
+
 class Shell:
-    """A fresh shell at the repository root whose etcd is the throwaway one."""
+    """Fresh shells whose etcd is the throwaway one: a reader's, in a directory of its own after README's
+    setup, and an operator's in core's plugin directory."""
 
     def __init__(self, etcd: DevEtcd, work: Path) -> None:
         self.etcd = etcd
-        config = work / "plugins.yaml"
-        config.write_text(f'etcd:\n  machines:\n    - "{etcd.url}"\n  prefix: "{PREFIX}"\n')
         venv = str(ROOT / ".venv")
         path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and not p.startswith(venv)]
-        self.env = {
+        self.operator = {
             "PATH": os.pathsep.join([os.path.dirname(binary("etcdctl")), *path]),
             "HOME": os.environ.get("HOME", str(work)),
             "LANG": "C.UTF-8",
-            "ERU_RESOURCE_CONFIG_PATH": str(config),
             "ETCDCTL_ENDPOINTS": etcd.url,
         }
+        # The README's exports as a reader runs them, at the root right after `make build`.
+        done = subprocess.run(
+            ["bash", "-c", "; ".join([*session_exports(), "env -0"])], cwd=ROOT, env=self.operator,
+            stdout=subprocess.PIPE, check=True, timeout=60,
+        )  # fmt: skip
+        pairs = (item.split("=", 1) for item in done.stdout.decode().split("\0") if "=" in item)
+        self.reader = {name: value for name, value in pairs if name not in ("PWD", "OLDPWD", "SHLVL", "_")}
+        named = self.reader.get("ERU_RESOURCE_CONFIG_PATH")
+        if named and os.path.isabs(named) and os.path.isfile(named):
+            # The config the README names, reaching the throwaway etcd; a relative or missing one stays as
+            # named, so that every example fails as it would for the reader.
+            (work / "config").mkdir()
+            self.reader["ERU_RESOURCE_CONFIG_PATH"] = str(
+                _with_test_etcd(Path(named), etcd, work / "config" / Path(named).name)
+            )
+        self.anywhere = work / "anywhere"
+        self.anywhere.mkdir()
+        # core's plugin directory as README's install steps leave it.
+        self.plugins = work / "plugins"
+        self.plugins.mkdir()
+        for plugin in registry.SHIPPED:
+            shutil.copy2(ROOT / f"resource-{plugin}", self.plugins / f"resource-{plugin}")
+            _with_test_etcd(ROOT / f"{plugin}.yaml.sample", etcd, self.plugins / f"{plugin}.yaml")
 
     def wipe(self) -> None:
         start = f"{PREFIX}/".encode()
         end = start[:-1] + bytes([start[-1] + 1])
         self.etcd.call("/v3/kv/deleterange", {"key": _b64(start), "range_end": _b64(end)})
 
-    def run(self, command: str) -> tuple[int, list[str]]:
+    def run(self, command: str, plugin_dir: bool = False) -> tuple[int, list[str]]:
+        where, env = (self.plugins, self.operator) if plugin_dir else (self.anywhere, self.reader)
         done = subprocess.run(
-            ["bash", "-c", command], cwd=ROOT, env=self.env, stdin=subprocess.DEVNULL,
+            ["bash", "-c", command], cwd=where, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60,
         )  # fmt: skip
         # Blank lines are dropped on both sides: a page cannot show them inside an example.
-        # The pages are written as if the checkout were core's plugin directory: doctor's repairs name the
-        # executable by its absolute path, which is the checkout's here.
-        lines = done.stdout.decode(errors="replace").replace(f"{ROOT}/", "/etc/eru/plugins/").splitlines()
+        # doctor's repairs name the executable by its absolute path: the plugin directory's is shown as
+        # /etc/eru/plugins, and so is the checkout's (doctor.md says so).
+        text = done.stdout.decode(errors="replace")
+        lines = text.replace(f"{self.plugins}/", f"{PLUGIN_DIR}/").replace(f"{ROOT}/", f"{PLUGIN_DIR}/").splitlines()
         return done.returncode, [line.rstrip() for line in lines if line.strip()]
 
 
@@ -102,7 +160,7 @@ def _b64(data: bytes) -> str:
 
 def drift(shell: Shell, example: Example) -> str | None:
     """None when the example prints what its page shows, with a matching exit status; else how it differs."""
-    status, printed = shell.run(example.command)
+    status, printed = shell.run(example.command, in_plugin_dir(example.doc, example.command))
     problems = []
     if printed != example.shown:
         shown = "\n".join(f"    {line}" for line in example.shown)
@@ -132,11 +190,18 @@ def test_every_page_of_the_site_is_checked() -> None:
     assert {ROOT / "docs" / page for page in site_pages()} <= set(DOCS)
 
 
-def test_examples_call_the_executables_in_the_current_directory() -> None:
-    for doc in DOCS_WITH_EXAMPLES:
-        for example in examples(doc):
-            for prefix, _ in PLUGIN_CALL.findall(example.command):
-                assert prefix == "./", example
+def test_examples_call_the_executables_by_name_or_in_the_plugin_directory_the_page_cds_to() -> None:
+    """By name (found on the PATH README sets up), so that they paste from any directory; ``./`` only after
+    the page told the reader to ``cd`` to core's plugin directory."""
+    for doc in DOCS:
+        for command in [example.command for example in examples(doc)] + hand_calls(doc):
+            for prefix, _ in PLUGIN_CALL.findall(command):
+                assert prefix == "" or in_plugin_dir(doc, command), (doc.name, command)
+
+
+def test_the_sites_home_sets_the_examples_up_as_the_readme_does() -> None:
+    """The site's pages send a reader to docs/index.md for the setup the examples run with, which is README's."""
+    assert session_exports() and session_exports(ROOT / "docs" / "index.md") == session_exports()
 
 
 def test_each_page_adds_nodes_of_its_own_so_pages_paste_in_order() -> None:
@@ -170,11 +235,11 @@ def update(docs: list[Path]) -> int:
             shell.wipe()
             text = doc.read_text()
 
-            def rewrite(block: re.Match[str]) -> str:
+            def rewrite(block: re.Match[str], doc: Path = doc) -> str:
                 lines = []
                 for line in block[1].splitlines():
                     if line.startswith("$ "):
-                        lines += [line, *shell.run(line[2:])[1]]
+                        lines += [line, *shell.run(line[2:], in_plugin_dir(doc, line[2:]))[1]]
                 return "```console\n" + "\n".join(lines) + "\n```"
 
             new = BLOCK.sub(rewrite, text)
@@ -184,9 +249,8 @@ def update(docs: list[Path]) -> int:
     return 0
 
 
-SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.MULTILINE | re.DOTALL)
 # In a ``sh`` block (commands shown without their output), the lines that call an executable by hand.
-HAND_CALL = re.compile(r"^(?:echo '[^'<]*' \| )?(?:[A-Z_]+=\S* )*\./resource-(?:gpu|storage) ")
+HAND_CALL = re.compile(r"^(?:echo '[^'<]*' \| )?(?:[A-Z_]+=\S* )*(?:\./)?resource-(?:gpu|storage) ")
 
 
 def hand_calls(doc: Path) -> list[str]:
@@ -203,7 +267,7 @@ DOCS_WITH_HAND_CALLS = [p for p in DOCS if hand_calls(p)]
 def test_commands_shown_without_output_run_too(doc: Path, shell: Shell) -> None:
     shell.wipe()
     for command in hand_calls(doc):
-        status, printed = shell.run(command)
+        status, printed = shell.run(command, in_plugin_dir(doc, command))
         # doctor exits 1 on the empty store these run against ("0 records under …"), with no error line.
         assert status in ((0, 1) if " doctor" in command else (0,)), (doc.name, command, printed)
         assert not any(ERROR_LINE.match(line) for line in printed), (doc.name, command, printed)
