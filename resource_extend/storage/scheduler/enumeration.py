@@ -20,14 +20,7 @@ if TYPE_CHECKING:
     from resource_extend.storage.scheduler.outcome import Pass
 
 
-def place_sizes(
-    host: Host,
-    quotas: Quotas,
-    request: ClassifiedRequest,
-    normal_bound: int,
-    keep: int,
-    result: Pass,
-) -> None:
+def place_sizes(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_bound: int, result: Pass) -> None:
     """``place_normal`` for a request whose normal bindings and mounts draw no quota (the common case).
 
     Nothing charges a disk, so whether a volume may take a binding is fixed for the pass: its disk (if
@@ -36,7 +29,7 @@ def place_sizes(
     size is the first one holding it; sizes are positive here (``ClassifiedRequest.sizes_only``) and bytes
     only go down, so a volume too small for the smallest binding never takes another and leaves the order.
     """
-    sizes = request.normal_sizes
+    sizes, keep = request.normal_sizes, result.keep
     used = host.used
     if min(map(min, quotas), default=0) < 0:
         used = [device for device in used if ZERO.fits(quota_of(quotas, host.disk_at(device)))]
@@ -93,7 +86,7 @@ def place_sizes(
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
-    settle(host, result, count, kept, keep, free, zip(placed, sizes) if failed else ())
+    settle(host, result, count, kept, free, zip(placed, sizes) if failed else ())
 
 
 def repeats_on_bytes(placed: Sequence[str], sizes: Sequence[int], free: Mapping[str, int], limit: int) -> int:
@@ -128,7 +121,6 @@ def settle(
     result: Pass,
     count: int,
     kept: list[tuple[str, ...]],
-    keep: int,
     free: Mapping[str, int],
     failed_attempt: Iterable[tuple[str, int]],
 ) -> None:
@@ -137,7 +129,7 @@ def settle(
     Only plans read those bytes (for the unlimited target), so a count (``keep`` 0) leaves them out."""
     result.normal_count = count
     result.normal_devices = kept
-    if not keep:
+    if not result.keep:
         return
     spent = {device: host.free[device] - free.get(device, host.free[device]) for device in host.used}
     for device, size in failed_attempt:

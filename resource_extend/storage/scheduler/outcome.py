@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 class Pass:
     __slots__ = (
+        "keep",
         "mono",
         "mono_bytes",
         "mono_count",
@@ -24,7 +25,9 @@ class Pass:
         "why",
     )
 
-    def __init__(self, why: bool = False) -> None:
+    def __init__(self, why: bool = False, keep: int = 0) -> None:
+        # How many plans the pass records (0 for a count, which records none: only how many fit).
+        self.keep = keep
         self.normal_count = 0
         self.mono_count = 0
         # Devices of the normal bindings, per kept attempt; None when the request has no normal binding.

@@ -80,38 +80,32 @@ def run_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: i
     # Scratch state: normal placement only changes used volumes, monopoly placement only unused ones.
     # A request that charges no quota in a pass (``ClassifiedRequest.charges_nothing``) reads the host's.
     quotas = host.quotas if request.charges_nothing else [list(quota) for quota in host.quotas]
-    result = Pass(why)
+    result = Pass(why, keep)
     if request.normal:
         if request.sizes_only:
-            place_sizes(host, quotas, request, normal_bound, keep, result)
+            place_sizes(host, quotas, request, normal_bound, result)
         else:
             from resource_extend.storage.scheduler.quotaplans import place_normal  # a request with quotas only
 
-            place_normal(host, quotas, request, normal_bound, keep, result)
+            place_normal(host, quotas, request, normal_bound, result)
     elif request.iops_mounts:
         from resource_extend.storage.scheduler.quotaplans import mount_only
 
         result.normal_count, result.mount_only_disks = mount_only(host, quotas, request, normal_bound, result)
     else:
         result.normal_count = bound
-    place_mono(host, quotas, request, bound, keep, result)
+    place_mono(host, quotas, request, bound, result)
     return result
 
 
-def place_mono(
-    host: Host,
-    quotas: Quotas,
-    request: ClassifiedRequest,
-    bound: int,
-    keep: int,
-    result: Pass,
-) -> None:
+def place_mono(host: Host, quotas: Quotas, request: ClassifiedRequest, bound: int, result: Pass) -> None:
     """Each unused volume (in list order) that holds the whole group hosts one workload's monopoly group."""
     if not request.mono:
         result.mono_count = bound
         result.mono_placeholders = True
         return
     short_of_quota = 0
+    keep = result.keep
     for device in host.unused:
         free = host.free[device]
         shares = mono_on(host, quotas, request, device, free, split=result.mono_count < keep)

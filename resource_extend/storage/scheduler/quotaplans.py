@@ -22,14 +22,7 @@ if TYPE_CHECKING:
     from resource_extend.storage.scheduler.outcome import Pass
 
 
-def place_normal(
-    host: Host,
-    quotas: Quotas,
-    request: ClassifiedRequest,
-    normal_bound: int,
-    keep: int,
-    result: Pass,
-) -> None:
+def place_normal(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_bound: int, result: Pass) -> None:
     """Best fit: each binding goes to the used volume with the least free space that holds it and whose
     disk has the quota; attempts repeat until one fails (its partial charges stay) or the bound.
 
@@ -38,7 +31,7 @@ def place_normal(
     the number of attempts), and those are charged at once. Only an attempt after which some comparison
     may flip is simulated, so the cost follows the number of changes of pattern, not of placements.
     """
-    used = host.used
+    used, keep = host.used, result.keep
     free = {device: host.free[device] for device in used}
     disk_of = {device: host.disk_at(device) for device in used}
     specs = [(binding.size, binding.quota) for binding in request.normal]
@@ -95,7 +88,7 @@ def place_normal(
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
-    settle(host, result, count, kept, keep, free, zip(placed, (size for size, _ in specs)) if failed else ())
+    settle(host, result, count, kept, free, zip(placed, (size for size, _ in specs)) if failed else ())
 
 
 class Pattern:

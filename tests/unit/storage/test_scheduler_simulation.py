@@ -56,10 +56,10 @@ def simulated_place_normal(
     quotas: Quotas,
     request: ClassifiedRequest,
     normal_bound: int,
-    keep: int,
     result: Pass,
 ) -> None:
     """The enumeration as it was before the closed form: one attempt, and one heap search, at a time."""
+    keep = result.keep
     disk_of = {device: host.disk_at(device) for device in host.used}
     heap = [(host.free[device], device) for device in host.used]
     heapq.heapify(heap)
@@ -117,14 +117,14 @@ def simulated_place_normal(
 def simulated_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: int, keep: int) -> Pass:
     """One pass (spec §3.3) with the simulation as its normal enumeration."""
     quotas = [list(quota) for quota in host.quotas]
-    result = Pass()
+    result = Pass(keep=keep)
     if request.normal:
-        simulated_place_normal(host, quotas, request, normal_bound, keep, result)
+        simulated_place_normal(host, quotas, request, normal_bound, result)
     elif request.iops_mounts:
         result.normal_count, result.mount_only_disks = mount_only(host, quotas, request, normal_bound, result)
     else:
         result.normal_count = bound
-    place_mono(host, quotas, request, bound, keep, result)
+    place_mono(host, quotas, request, bound, result)
     return result
 
 
@@ -311,8 +311,8 @@ def test_one_pass_leaves_what_the_simulation_leaves(node: Node, bindings: list[V
             host.used.append(device)
         host.unused.clear()
         quotas = [list(quota) for quota in host.quotas]
-        result = Pass()
-        place(host, quotas, request, bound, 5, result)
+        result = Pass(keep=5)
+        place(host, quotas, request, bound, result)
         seen.append((result.normal_count, result.normal_devices, result.normal_bytes, quotas))
     assert all(outcome == seen[1] for outcome in seen)
 
