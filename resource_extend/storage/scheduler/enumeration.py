@@ -37,9 +37,8 @@ def place_sizes(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_b
     smallest, whole = sizes[0], request.normal_size_per_plan  # sizes ascend, as classify_bindings sorts them
     order = sorted([(left, device) for device, left in free.items() if left >= smallest])
     kept: list[tuple[str, ...]] = []
-    count = 0
     placed: list[str] = []
-    failed = False
+    count, failed = 0, False
     while count < normal_bound:
         # The volume that takes the smallest binding also takes every other one while it holds the whole
         # attempt: any volume ahead of it in (free, name) is too small for all of them. It does so

@@ -41,9 +41,8 @@ def place_normal(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_
         min(quota) >= 0 for _, quota in mounts
     )
     kept: list[tuple[str, ...]] = []
-    count = 0
     placed: list[str] = []
-    failed = False
+    count, failed = 0, False
     while count < normal_bound:
         placed = []
         for size, quota in specs:
