@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Callable
 
+import hpack
+
 # Every way of spoiling an answer, by name: the status, headers and body etcd sent → the bytes sent back,
 # and whether the connection is then closed. "reset", "swallow" and "trickle" are handled apart.
 FAULTS = (
@@ -216,7 +218,8 @@ class FaultProxy:
             head = _h2_frame(4, 0, 0, b"")  # SETTINGS, none changed
             field = b"x-filler"
             value = b"v" * 16000
-            block = b"\0" + bytes((len(field),)) + field + _hpack_length(value) + value  # a literal, not indexed
+            # A literal the decoder must read and never index, so each repeat is decoded in full.
+            block = hpack.Encoder().encode([hpack.NeverIndexedHeaderTuple(field, value)], huffman=False)
             piece = _h2_frame(1, 0x4, 1, block)  # HEADERS, END_HEADERS, stream 1, never END_STREAM
         else:
             head = {
@@ -268,20 +271,6 @@ def _framed(status: int, body: bytes) -> bytes:
 
 def _h2_frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
     return len(payload).to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big") + payload
-
-
-def _hpack_length(text: bytes) -> bytes:
-    """An HPACK string's length prefix (7-bit prefix, RFC 7541 5.1), not Huffman-coded."""
-    n = len(text)
-    if n < 127:
-        return bytes((n,))
-    out = bytearray((127,))
-    n -= 127
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 def _close(sock: socket.socket) -> None:
