@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from resource_extend.config import EtcdConfig
 
     T = TypeVar("T")
-    Decoder = Callable[[str], bytes]
 
 
 class GatewayKV:
