@@ -65,9 +65,14 @@ class StoreUnavailable(PluginError):
     """No etcd endpoint answered, or every answer was an error."""
 
 
+class HistoryCompacted(StoreUnavailable):
+    """etcd no longer holds the revision a read asked for (``etcd compact``, or its auto-compaction)."""
+
+
 class AmbiguousWrite(StoreUnavailable):
     """A guarded write reached etcd but its answer did not come back: it may or may not have applied.
 
     Sending it again would fail its compare if it had applied, and the store would then apply the
-    change a second time; the store reads the key back instead.
+    change a second time; the store settles it instead, by the write token its transaction carried
+    (store/nodes.py, decision 20).
     """

@@ -99,9 +99,10 @@ def test_a_write_whose_answer_is_spoiled_and_cannot_be_read_back_fails_saying_so
 ) -> None:
     etcd.put(f"{prefix}/resource/gpu/n1", json.dumps(SEED["gpu"]))
     path = work(tmp_path, "gpu", proxy, prefix)
-    # The read before the write passes; the write's answer is reset, and so is every read after it.
+    # The read before the write passes; the write's answer is reset, and so is every read after it (the
+    # reads that would settle it are transactions of ranges).
     proxy.rules.append(Rule("reset", "/v3/kv/txn", holding=b"request_put", times=1))
-    proxy.rules.append(Rule("reset", "/v3/kv/range", after=1))
+    proxy.rules.append(Rule("reset", "/v3/kv/txn"))
     line = one_clean_line(timed(path, "gpu", "set-node-resource-usage", INCREMENT["gpu"]))
     assert "whether the write applied is unknown" in line and proxy.url in line
     assert stored_usage(etcd, "gpu", prefix) == 1  # it had landed: the line said it might have

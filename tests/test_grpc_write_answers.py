@@ -1,6 +1,6 @@
 """The gRPC transport holds a guarded write's answer to what the call read (issue 30), as the gateway does
 (tests/test_hostile_replies.py): an answer older than the revision a read of the call saw is not etcd's, so
-the write is ambiguous (the store reads the key back), never a failed compare. In-process against the test
+the write is ambiguous (the store settles it by its token), never a failed compare. In-process against the test
 etcd; the answer is forged where grpcio hands it to the transport, since no proxy here speaks gRPC."""
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def test_a_grpc_write_answered_older_than_its_read_is_ambiguous_naming_the_membe
 
         monkeypatch.setattr(kv, "_invoke", forged)
         with pytest.raises(AmbiguousWrite, match=rf"{etcd.url}: bad reply: a write answered at revision 1, older"):
-            kv.put_if(key, b"w", entry.mod_revision)
-        assert etcd.get(key) == "w"  # it had landed: the store's read-back finds it
+            kv.put_if(key, b"w", entry.mod_revision, f"{prefix}/token", b"t")
+        assert etcd.get(key) == "w"  # it had landed: the store settles it by its token
+        assert etcd.get(f"{prefix}/token") == "t"
     finally:
         kv.close()
 

@@ -19,7 +19,7 @@ from resource_extend.store.etcd import transport as transports
 from resource_extend.store.etcd.chunks import prefix_end
 from resource_extend.store.etcd.connection import Connection
 from resource_extend.store.etcd.gateway import GatewayKV
-from resource_extend.store.etcd.kv import Entry
+from resource_extend.store.etcd.kv import Entry, Snapshot
 from resource_extend.store.nodes import NodeStore
 from resource_extend_dev.devetcd import DevEtcd, free_port
 from tests.support import PASSWORD, ROOT
@@ -432,13 +432,13 @@ class LostAnswers(GatewayKV):
         self.apply = apply
         self.lost = 0
 
-    def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
+    def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
         if self.lost == 0:
             self.lost += 1
             if self.apply:
-                super().put_if(key, value, mod_revision)
+                super().put_if(key, value, mod_revision, token_key, token)
             raise AmbiguousWrite("etcd: no answer (injected)")
-        return super().put_if(key, value, mod_revision)
+        return super().put_if(key, value, mod_revision, token_key, token)
 
 
 @pytest.mark.parametrize("applied", [True, False])

@@ -114,10 +114,11 @@ class _Reader:
         parse_int: Callable[[str], Any] = int,
         parse_float: Callable[[str], Any] = float,
         parse_constant: Callable[[str], Any] | None = None,
+        object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     ) -> None:
         self.strict = True
         self.object_hook = None
-        self.object_pairs_hook = None
+        self.object_pairs_hook = object_pairs_hook
         self.parse_int = parse_int
         self.parse_float = parse_float
         self.parse_constant = parse_constant or _plain_constant
@@ -167,6 +168,32 @@ def loads(
     except RecursionError:
         raise ValueError("nested too deeply") from None
     return _not_too_deep(data, value)
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        for name, value in pairs:
+            if found[name] != value:
+                raise ValueError(f"the key {name!r} twice, with different values")
+    return found
+
+
+_UNIQUE: _Reader | None = None
+
+
+def loads_unique(data: bytes) -> Any:
+    """``loads``, except that an object naming one key twice with different values is a ``ValueError``:
+    the json package keeps the last, so ``{"succeeded": true, "succeeded": false}`` would read as whichever
+    came second. For the answers a write is settled by; others read the usual way."""
+    global _UNIQUE
+    if _UNIQUE is None:
+        _UNIQUE = _Reader(object_pairs_hook=_unique)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+    return _not_too_deep(text, _UNIQUE.read(text, whole=True))
 
 
 # How deep the decoder gets before a RecursionError depends on the interpreter (about 990 levels on 3.9 to
@@ -306,7 +333,10 @@ def read_with_json_package(reader: _Reader, text: str, start: int, whole: bool) 
     import json  # only a text the fast path could not read pays for the package (and its ``re``)
 
     decoder = json.JSONDecoder(
-        parse_int=reader.parse_int, parse_float=reader.parse_float, parse_constant=reader.parse_constant
+        parse_int=reader.parse_int,
+        parse_float=reader.parse_float,
+        parse_constant=reader.parse_constant,
+        object_pairs_hook=reader.object_pairs_hook,
     )
     return decoder.decode(text) if whole else decoder.raw_decode(text, start)[0]
 

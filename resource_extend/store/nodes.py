@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from typing import Callable, Generic, TypeVar
 
     from resource_extend.command.protocols import Record
+    from resource_extend.store.etcd.kv import Entry, Snapshot
     from resource_extend.store.etcd.protocol import KV
+    from resource_extend.store.settle import Attempt
 
     R = TypeVar("R", bound=Record)
 else:
@@ -63,17 +65,24 @@ def node_key(prefix: str, plugin: str, node: str) -> str:
     return f"{prefix}/resource/{plugin}/{node}"
 
 
+def token_key(prefix: str, plugin: str, node: str) -> str:
+    """The key each guarded write of a node's record also writes a token of its own to (decision 20): by
+    it, a write whose answer was lost is settled. Outside ``<prefix>/resource/``, so neither plugin's reads
+    nor the Go binaries see it; remove-node deletes it with the record."""
+    return f"{prefix}/write-token/{plugin}/{node}"
+
+
 class NodeStore(Generic[R]):
-    __slots__ = ("_dir", "_kv", "_record", "_unsettled")
+    __slots__ = ("_base", "_dir", "_kv", "_record", "_tokens", "_written")
 
     def __init__(self, kv: KV, prefix: str, plugin: str, record: type[R]) -> None:
         self._kv = kv
         # Plain concatenation, as the reference's namespaced client does: "/eru/" gives "/eru//resource/…".
         self._dir = node_key(prefix, plugin, "")
+        self._tokens = token_key(prefix, plugin, "")
         self._record = record
-        # Guarded writes read back as not applied: (key, bytes, the revision guarded). etcd may still apply
-        # one (a proposal answered "leader changed" can commit afterwards), so update() checks its reads.
-        self._unsettled: list[tuple[str, bytes, int]] = []
+        # How many guarded writes this store has sent: each carries a token of its own (``_token``).
+        self._written = 0
 
     def key(self, node: str) -> str:
         return self._dir + node
@@ -104,18 +113,14 @@ class NodeStore(Generic[R]):
         """Write a new record; fails with ``node already exists`` when any record is there."""
         check_node_name(node)
         stored, data = self._storable(node, record)
-        key = self.key(node)
-        for attempt in range(MAX_ATTEMPTS):
-            if self._put_if(key, data, 0):
-                return stored
-            # Refused: the key exists, unless this was an ambiguous write that did not land (and the key
-            # is still absent): then it is sent again, as update does.
-            if self._kv.get(key) is not None:
-                raise PluginError(f"node already exists: {node}")
-            from resource_extend.store.etcd import retry  # only a lost race pays for it
 
-            retry.backoff(attempt)
-        raise errors.Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
+        def change(entry: Entry | None) -> tuple[R, bytes] | None:
+            if entry is not None:
+                raise PluginError(f"node already exists: {node}")
+            return stored, data
+
+        self._write(node, change)
+        return stored
 
     def put(self, node: str, record: R) -> R:
         """Overwrite unconditionally: for writes that do not depend on what was stored (even unreadable)."""
@@ -135,31 +140,82 @@ class NodeStore(Generic[R]):
         for the same bytes. The call is then the read it made; the answer is the same.
         """
         check_node_name(node)
-        key = self.key(node)
-        # This call's writes read back as not applied, with the change each would have made.
-        unsettled: list[tuple[bytes, int, Change[R]]] = []
-        for attempt in range(MAX_ATTEMPTS):
-            entry = self._kv.get(key)
-            for data, guarded, made in unsettled:
-                # One applied after all, after its read-back: it is this call's change, never to be made again.
-                if entry is not None and entry.value == data and entry.mod_revision != guarded:
-                    return made
+        made: list[Change[R]] = []
+
+        def changed(entry: Entry | None) -> tuple[R, bytes] | None:
             before = None if entry is None else self._decode(node, entry.value)
-            changed = change(before)
-            if before is not None and changed is before:
-                return Change(before, before)
-            after, data = self._storable(node, changed)
-            if entry is not None and data == entry.value:
-                return Change(before, after)
+            after = change(before)
+            if before is not None and after is before:
+                made.append(Change(before, before))
+                return None
+            stored, data = self._storable(node, after)
+            made.append(Change(before, stored))
+            return None if entry is not None and data == entry.value else (stored, data)
+
+        return made[self._write(node, changed)]
+
+    def _write(self, node: str, change: Callable[[Entry | None], tuple[R, bytes] | None]) -> int:
+        """Write ``change`` of the record as one guarded transaction, exactly once (decision 20); the
+        number of the ``change`` call whose record was written (or that found nothing to write), from 0.
+
+        ``change`` gets the stored entry (``None``: absent) and returns the record and bytes to write, or
+        None to write nothing. Each attempt's transaction also writes a token of its own to the node's
+        token key (``token_key``), beside the record and outside the reference's keys. An attempt whose
+        answer is not a clean success (another writer's change came first; the answer was lost, cut, or
+        unreadable) is pending until settle.py finds out from etcd which change came first after the
+        revision it guarded: its own (it landed: the call is done), another's (it can never land: its
+        compare is dead, so the change is made again on what is stored now), or none yet (it may still
+        land: the next attempt guards the same revision, so at most one of them lands).
+        """
+        key, tokens = self.key(node), self._tokens + node
+        pending: list[Attempt] = []
+        found: Snapshot | None = None  # what a failed compare found, read in place of the next read
+        for attempt in range(MAX_ATTEMPTS):
+            if pending:
+                from resource_extend.store import settle  # only a write that was not a clean success
+
+                now = settle.now(self._kv, node, key, tokens, pending, found)
+                landed = settle.landed(self._kv, node, key, tokens, pending, now)
+                if landed is not None:
+                    return landed.number
+                entry = now.entries[0]
+            else:
+                entry = self._kv.get(key)
+            wanted = change(entry)
+            if wanted is None:
+                return attempt
             guard = 0 if entry is None else entry.mod_revision
-            if self._put_if(key, data, guard):
-                return Change(before, after)
-            if self._unsettled and self._unsettled[-1] == (key, data, guard):
-                unsettled.append((data, guard, Change(before, after)))
+            token = self._token()
+            try:
+                found = self._kv.put_if(key, wanted[1], guard, tokens, token)
+            except errors.StoreUnavailable as exc:
+                from resource_extend.store import settle
+
+                if not isinstance(exc, errors.AmbiguousWrite):
+                    raise settle.unknown(node, pending, exc) from None
+                pending.append(settle.Attempt(guard, token, attempt))
+                found = None
+                continue
+            if found is None:
+                return attempt
+            # A failed compare is evidence, not proof (a member or proxy may lie): settled like a lost answer.
+            from resource_extend.store import settle
             from resource_extend.store.etcd import retry  # only a lost race pays for it
 
+            pending.append(settle.Attempt(guard, token, attempt))
             retry.backoff(attempt)
-        raise errors.Conflict(f"node {node}: gave up after {MAX_ATTEMPTS} conflicting concurrent writes")
+        from resource_extend.store import settle
+
+        raise settle.gave_up(node, pending, MAX_ATTEMPTS)
+
+    def _token(self) -> bytes:
+        """A token no other attempt of any call carries: random per store, numbered per attempt."""
+        self._written += 1
+        if self._written == 1:
+            import posix  # built in, loaded by every interpreter at start: no import paid
+
+            self._base = posix.urandom(12).hex()
+        return f"{self._base}.{self._written}".encode()
 
     def _storable(self, node: str, record: R) -> tuple[R, bytes]:
         """The checked record and its bytes, proven readable by decoding them again (decision 9)."""
@@ -171,27 +227,10 @@ class NodeStore(Generic[R]):
             raise PluginError(f"node {node}: not written, store unchanged: {exc}") from None
         return stored, data
 
-    def _put_if(self, key: str, data: bytes, mod_revision: int) -> bool:
-        """A guarded write; when its answer was lost or unreadable, whether it landed is read back from etcd.
-
-        It landed if the key now holds exactly these bytes at a newer revision. (Another writer writing
-        the very same bytes in between is indistinguishable, and harmless for absolute values.)
-        """
-        try:
-            return self._kv.put_if(key, data, mod_revision)
-        except errors.AmbiguousWrite as exc:
-            try:
-                entry = self._kv.get(key)
-            except errors.StoreUnavailable:
-                raise errors.StoreUnavailable(f"{exc}; whether the write applied is unknown") from None
-            if entry is not None and entry.value == data and entry.mod_revision != mod_revision:
-                return True
-            self._unsettled.append((key, data, mod_revision))
-            return False
-
     def delete(self, node: str) -> None:
-        # Not name-checked: removing is how an operator cleans up a name an older version stored.
-        self._kv.delete(self.key(node))
+        # Not name-checked: removing is how an operator cleans up a name an older version stored. The write
+        # token goes with the record, in the same transaction.
+        self._kv.delete([self.key(node), self._tokens + node])
 
     def _decode(self, node: str, data: bytes) -> R:
         try:

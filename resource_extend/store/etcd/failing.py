@@ -12,6 +12,7 @@ import _socket
 from resource_extend import errors
 from resource_extend.formats import jsonio
 from resource_extend.store.etcd import dial, retry
+from resource_extend.store.etcd.kv import COMPACTED
 from resource_extend.store.etcd.messages import BAD_REPLY
 
 TYPE_CHECKING = False
@@ -102,6 +103,8 @@ def refused(
     if not resend and (is_transient or not clean_error(data)):
         ambiguous(kv, conn, path, f"HTTP {status}: {message(data)}")
     if not is_transient:
+        if COMPACTED in message(data):
+            raise errors.HistoryCompacted(f"etcd {conn.endpoint.url}: {COMPACTED}")
         raise errors.StoreUnavailable(f"etcd {conn.endpoint.url}{path}: {explain(status, message(data))}")
     # Another member, or this one after the election, can answer.
     failures.append(f"{conn.endpoint.url}: HTTP {status}: {message(data)}")

@@ -20,8 +20,8 @@ from resource_extend import errors
 from resource_extend.formats import jsonio
 from resource_extend.store.etcd import base64text
 from resource_extend.store.etcd.connection import Connection
-from resource_extend.store.etcd.kv import Entry, single
-from resource_extend.store.etcd.messages import BAD_REPLY, RANGE, TXN, document, entries
+from resource_extend.store.etcd.kv import Entry, Snapshot, single
+from resource_extend.store.etcd.messages import BAD_REPLY, RANGE, TXN, document, entries, int64
 from resource_extend.store.etcd.policy import REQUEST_ATTEMPTS, Policy
 
 TYPE_CHECKING = False
@@ -110,20 +110,33 @@ class GatewayKV:
     def put(self, key: str, value: bytes) -> None:
         self._call("/v3/kv/put", {"key": base64text.encode(key.encode()), "value": base64text.encode(value)}, _answered)
 
-    def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
-        k = base64text.encode(key.encode())
+    def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+        k, t = base64text.encode(key.encode()), base64text.encode(token_key.encode())
         return self._call(
             TXN,
             {
                 "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
-                "success": [{"request_put": {"key": k, "value": base64text.encode(value)}}],
+                "success": [
+                    {"request_put": {"key": k, "value": base64text.encode(value)}},
+                    {"request_put": {"key": t, "value": base64text.encode(token)}},
+                ],
+                # A failed compare answers with what it found, so the store can tell whose change won
+                # without reading again.
+                "failure": [{"request_range": {"key": k}}, {"request_range": {"key": t}}],
             },
-            _succeeded(self._seen),
+            _written(self._seen),
             resend=False,
         )
 
-    def delete(self, key: str) -> None:
-        self._call("/v3/kv/deleterange", {"key": base64text.encode(key.encode())}, _answered)
+    def history(self, keys: list[str], revision: int) -> Snapshot:
+        from resource_extend.store.etcd import settling  # only a write whose answer was not clean reads this
+
+        request, answer = settling.history_request(keys, revision), settling.history_answer(len(keys), revision)
+        return self._call(TXN, request, answer, read=True)
+
+    def delete(self, keys: list[str]) -> None:
+        ops = [{"request_delete_range": {"key": base64text.encode(key.encode())}} for key in keys]
+        self._call(TXN, {"success": ops}, _answered)
 
     def close(self) -> None:
         pending, self._pending = self._pending, None
@@ -186,7 +199,7 @@ class GatewayKV:
                 continue
             if status == 200:
                 try:
-                    return parse(document(data))
+                    return parse(document(data, unique=not resend))
                 except BAD_REPLY as exc:
                     from resource_extend.store.etcd import failing
 
@@ -237,28 +250,39 @@ def _single(key: str) -> Callable[[Any], tuple[Entry | None, int]]:
 
 def revision(doc: Any) -> int:
     """The store's revision when the answer was made (etcd's header; the gateway writes int64s as strings)."""
-    return int(doc["header"].get("revision", 0))
+    return int64(doc["header"].get("revision", 0))
 
 
 def _answered(doc: Any) -> None:
     """A plain put's or delete's answer: etcd's header is all there is to check."""
 
 
-def _succeeded(seen: int) -> Callable[[Any], bool]:
-    """Whether a guarded write's compare held. etcd leaves ``succeeded`` out when it is false; when true
-    the answer carries the put's response, so an answer cut to its header does not read as success. An
-    answer older than revision ``seen``, which a read of this call saw, is no answer of etcd's: a bad
-    reply (the store reads the key back), never a failed compare that would apply a change twice."""
+def _written(seen: int) -> Callable[[Any], Snapshot | None]:
+    """A guarded write's answer: None when its compare held, else the failed compare's ``Snapshot``.
 
-    def parse(doc: Any) -> bool:
-        succeeded = doc.get("succeeded", False)
-        if succeeded is not True and succeeded is not False:
-            raise ValueError(f"succeeded is {succeeded!r}")
-        if succeeded and not (isinstance(doc.get("responses"), list) and len(doc["responses"]) == 1):
-            raise ValueError("a successful write without its response")
+    etcd leaves ``succeeded`` out when it is false. Either way the answer carries one response per
+    operation of the branch taken, so an answer cut to its header, or whose responses do not match the
+    branch it claims, is a bad reply (ambiguous), not a failed compare. So is an answer older than revision
+    ``seen``, which a read of this call saw: it is no answer of etcd's, and read as a failed compare it
+    would have the store apply its change twice."""
+
+    def parse(doc: Any) -> Snapshot | None:
         answered = revision(doc)
         if answered < seen:
             raise ValueError(f"a write answered at revision {answered}, older than the revision {seen} read before it")
-        return succeeded
+        succeeded = doc.get("succeeded", False)
+        responses = doc.get("responses")
+        if succeeded is True:
+            if responses.__class__ is not list or len(responses) != 2:
+                raise ValueError("a successful write without its responses")
+            for response in responses:
+                if response.__class__ is not dict or response.get("response_put").__class__ is not dict:
+                    raise ValueError("a successful write answered with other than its puts")
+            return None
+        if succeeded is not False:
+            raise ValueError(f"succeeded is {succeeded!r}")
+        from resource_extend.store.etcd import settling  # a lost race, or a lie: the store settles it
+
+        return settling.found(doc, answered, 2)
 
     return parse

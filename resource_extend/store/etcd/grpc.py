@@ -18,12 +18,12 @@ from collections.abc import Iterator
 from typing import Any, Callable
 
 from resource_extend.config import EtcdConfig
-from resource_extend.errors import AmbiguousWrite, PluginError, StoreUnavailable
+from resource_extend.errors import AmbiguousWrite, HistoryCompacted, PluginError, StoreUnavailable
 from resource_extend.store.etcd import retry
 from resource_extend.store.etcd.chunks import CHUNK_KEYS, FEW_KEYS, dense, prefix_end, raw, span
 from resource_extend.store.etcd.endpoints import Endpoint
 from resource_extend.store.etcd.http1 import MAX_REPLY
-from resource_extend.store.etcd.kv import Entry, single
+from resource_extend.store.etcd.kv import COMPACTED, Entry, Snapshot, single
 from resource_extend.store.etcd.policy import REQUEST_ATTEMPTS, Policy
 from resource_extend.store.etcd.race import Race, Unanswered
 
@@ -164,26 +164,54 @@ class GrpcKV:
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
 
-    def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
-        raw = key.encode()
+    def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+        raw, token_raw = key.encode(), token_key.encode()
         compare = etcdrpc.Compare(
             key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
         )
-        put = etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value))
-        reply = self._call("Txn", etcdrpc.TxnRequest(compare=[compare], success=[put]), guarded=True)
+        request = etcdrpc.TxnRequest(
+            compare=[compare],
+            success=[
+                etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value)),
+                etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=token_raw, value=token)),
+            ],
+            # As GatewayKV.put_if: a failed compare answers with what it found.
+            failure=[_op(etcdrpc.RangeRequest(key=raw)), _op(etcdrpc.RangeRequest(key=token_raw))],
+        )
+        reply = self._call("Txn", request, guarded=True)
         answered = int(reply.header.revision)
+        problem = None
         if answered < self._seen:
+            problem = f"a write answered at revision {answered}, older than the revision {self._seen} read before it"
+        elif len(reply.responses) != 2:
+            problem = f"a transaction of 2 operations answered with {len(reply.responses)}"
+        elif any(r.WhichOneof("response") != ("response_put" if reply.succeeded else "response_range")
+                 for r in reply.responses):  # fmt: skip
+            problem = "a transaction answered with responses of the other branch"
+        if problem is not None:
             url = self._link.endpoint.url if self._link is not None else "etcd"
             self.close()
             retry.grace(self._policy)
-            raise AmbiguousWrite(
-                f"etcd unavailable: {url}: bad reply: a write answered at revision {answered}, "
-                f"older than the revision {self._seen} read before it"
-            )
-        return bool(reply.succeeded)
+            raise AmbiguousWrite(f"etcd unavailable: {url}: bad reply: {problem}")
+        if reply.succeeded:
+            return None
+        held, made = reply.responses
+        return Snapshot(answered, [_found(key, held.response_range), _found(token_key, made.response_range)])
 
-    def delete(self, key: str) -> None:
-        self._call("DeleteRange", etcdrpc.DeleteRangeRequest(key=key.encode()))
+    def history(self, keys: list[str], revision: int) -> Snapshot:
+        ops = [_op(etcdrpc.RangeRequest(key=key.encode(), revision=revision)) for key in keys]
+        try:
+            reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
+        except StoreUnavailable as exc:
+            if COMPACTED in str(exc):
+                raise HistoryCompacted(f"etcd {retry.tried(self._policy)}: {COMPACTED}") from None
+            raise
+        found = [_found(key, r.response_range) for key, r in zip(keys, _responses(reply, len(ops)))]
+        return Snapshot(revision or int(reply.header.revision), found)
+
+    def delete(self, keys: list[str]) -> None:
+        ops = [etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=key.encode())) for key in keys]
+        self._call("Txn", etcdrpc.TxnRequest(success=ops))
 
     def close(self) -> None:
         if self._link is not None:
@@ -343,6 +371,14 @@ def _entries(reply: Any) -> list[Entry]:
 
 def _entry(kv: Any) -> Entry:
     return Entry(key=kv.key.decode("utf-8", errors="replace"), value=bytes(kv.value), mod_revision=int(kv.mod_revision))
+
+
+def _found(key: str, ranged: Any) -> Entry | None:
+    """The one entry of a range of ``key``, with its create revision (for settling a write)."""
+    entry = single(key, _entries(ranged))
+    if entry is not None:
+        entry.create_revision = int(ranged.kvs[0].create_revision)
+    return entry
 
 
 def _read(path: str, setting: str) -> bytes:

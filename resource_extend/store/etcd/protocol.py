@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Protocol
 
-    from resource_extend.store.etcd.kv import Entry
+    from resource_extend.store.etcd.kv import Entry, Snapshot
 
     class KV(Protocol):
         def get(self, key: str) -> Entry | None: ...
@@ -40,11 +40,22 @@ if TYPE_CHECKING:
 
         def put(self, key: str, value: bytes) -> None: ...
 
-        def put_if(self, key: str, value: bytes, mod_revision: int) -> bool:
-            """Write only if the key's mod_revision still equals ``mod_revision`` (0: the key is absent)."""
+        def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+            """Write ``value`` to ``key`` and ``token`` to ``token_key`` in one transaction, only if ``key``'s
+            mod_revision still equals ``mod_revision`` (0: the key is absent). None: written. Else etcd's
+            answer to the failed compare: ``key`` and ``token_key`` as it found them (a ``Snapshot``).
+            ``AmbiguousWrite`` when etcd may have the request but its answer was lost or unreadable: the
+            request is never sent twice (a second send would fail its compare if the first applied)."""
             ...
 
-        def delete(self, key: str) -> None: ...
+        def history(self, keys: list[str], revision: int) -> Snapshot:
+            """``keys`` as they were at ``revision`` (0: now), in one read, with their create revisions.
+            ``HistoryCompacted`` when etcd no longer holds that revision."""
+            ...
+
+        def delete(self, keys: list[str]) -> None:
+            """Delete every key of ``keys`` in one transaction."""
+            ...
 
         def close(self) -> None:
             """Drop the connection; a prefetched transaction nobody took is answered first (briefly)."""
