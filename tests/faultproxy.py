@@ -49,9 +49,25 @@ ENDLESS_SECONDS = 20
 STALE = "stale-compare-failed"
 STALE_ANSWER = b'{"header":{"cluster_id":"1","member_id":"1","revision":"1","raft_term":"2"}}'
 # A write held back and its connection closed unanswered (the caller cannot know whether it applied), then
-# applied after all, once the caller has read the key back and is reading it again to retry: as a proposal
-# etcd answered "leader changed" for and still committed, forwarded by a member that lost the lead.
+# applied after all, just before the caller's first read after it is answered: as a proposal etcd answered
+# "leader changed" for and still committed, forwarded by a member that lost the lead.
 LATE = "late-write"
+# A write forwarded (it lands), then answered with a lie (issue 35), each a 200: a failed compare without
+# the ranges it answers with; etcd's answer with a second "succeeded" that says false; an error's JSON; the
+# header's revision as the JSON constant Infinity, or as 1e999 (no int64 holds either).
+FORGED: dict[str, Callable[[bytes], bytes]] = {
+    "false-without-ranges": lambda answer: b'{"header":' + _header(answer) + b"}",
+    "duplicate-succeeded": lambda answer: answer[:-1] + b',"succeeded":false}',
+    "error-on-200": lambda answer: b'{"error":"etcdserver: request timed out","code":14,"message":"timed out"}',
+    "infinite-revision": lambda answer: answer.replace(b'"revision":"', b'"revision":Infinity,"x":"', 1),
+    "huge-revision": lambda answer: answer.replace(b'"revision":"', b'"revision":1e999,"x":"', 1),
+}
+
+
+def _header(answer: bytes) -> bytes:
+    """The header object of one of etcd's answers, as etcd wrote it."""
+    start = answer.index(b'"header":') + len(b'"header":')
+    return answer[start : answer.index(b"}", start) + 1]
 
 
 def _spoiled(fault: str, status: int, body: bytes) -> tuple[bytes, bool]:
@@ -81,7 +97,7 @@ class Rule:
     first ``after`` of them, the next ``times`` (None: all)."""
 
     def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
-        if fault not in (*FAULTS, *ENDLESS, STALE, LATE):
+        if fault not in (*FAULTS, *ENDLESS, STALE, LATE, *FORGED):
             raise ValueError(fault)
         self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
 
@@ -165,9 +181,9 @@ class FaultProxy:
                     return
                 if fault == LATE:
                     with self._lock:
-                        self._late, self._late_after = (lines, body), 2  # the read-back, then the retry's read
+                        self._late, self._late_after = (lines, body), 1
                     return
-                if path == "/v3/kv/range":
+                if path == "/v3/kv/range" or (path == "/v3/kv/txn" and b'"request_put"' not in body):
                     self._release_late()
                 if fault in ENDLESS:
                     # A write is forwarded first, as with every other spoiled answer: it lands in etcd.
@@ -178,6 +194,8 @@ class FaultProxy:
                 status, reply = self._forward(lines, body)
                 if fault == STALE:
                     self._send(client, _framed(200, STALE_ANSWER))
+                elif fault in FORGED:
+                    self._send(client, _framed(200, FORGED[fault](reply)))
                 elif fault is None:
                     self._send(client, _framed(status, reply))
                 elif fault == "reset":

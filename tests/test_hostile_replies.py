@@ -18,7 +18,7 @@ from resource_extend.config import DEFAULT_TOTAL_TIMEOUT
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
 from tests import support
-from tests.faultproxy import LATE, STALE, FaultProxy, Rule
+from tests.faultproxy import FORGED, LATE, STALE, FaultProxy, Rule
 from tests.support import INCREMENT, PLUGINS, SEED, executable, one_clean_line, plugin_dir, used
 
 MAX_RSS_MB = 200
@@ -115,14 +115,33 @@ def test_a_write_answered_as_a_failed_compare_older_than_the_read_is_read_back_n
 def test_a_write_read_back_as_not_applied_that_applies_later_is_not_applied_twice(
     plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
 ) -> None:
-    # The write's connection closes unanswered; the read-back finds the key as it was; the write applies
-    # just before the call reads the key again to retry (the chaos test's doubled increment, once in three
-    # 45 s runs: a proposal etcd answered "leader changed" for, committed afterwards).
+    # The write's connection closes unanswered; the write applies just before the call's first read after
+    # it (the chaos test's doubled increment, once in three 45 s runs: a proposal etcd answered "leader
+    # changed" for, committed afterwards): its token says it is this call's. test_exactly_once.py plays the
+    # harder orders: applied late under another writer's change, after the call wrote again.
     etcd.put(f"{prefix}/resource/{plugin}/n1", json.dumps(SEED[plugin]))
     proxy.rules.append(Rule(LATE, "/v3/kv/txn", holding=b"request_put", times=1))
     out, _ = measured(
         plugin, at_defaults(tmp_path, plugin, proxy, prefix), "set-node-resource-usage", INCREMENT[plugin]
     )
     assert proxy.spoiled == [LATE]
+    assert out.status == 0 and out.stderr == "", out
+    assert stored_usage(etcd, plugin, prefix) == 1
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("forged", sorted(FORGED))
+def test_a_write_that_applied_and_was_answered_with_a_lie_is_the_calls_one_change(
+    forged: str, plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
+) -> None:
+    # A failed compare without its ranges, a second "succeeded" that disagrees, an error's JSON on a 200,
+    # a revision no int64 holds: each a bad reply, settled by the write's token (it landed), never an
+    # internal error, a write sent again until the deadline, or "gave up after 64 conflicting writes".
+    etcd.put(f"{prefix}/resource/{plugin}/n1", json.dumps(SEED[plugin]))
+    proxy.rules.append(Rule(forged, "/v3/kv/txn", holding=b"request_put"))  # every write's answer, were there more
+    out, _ = measured(
+        plugin, at_defaults(tmp_path, plugin, proxy, prefix), "set-node-resource-usage", INCREMENT[plugin]
+    )
+    assert proxy.spoiled == [forged]
     assert out.status == 0 and out.stderr == "", out
     assert stored_usage(etcd, plugin, prefix) == 1
