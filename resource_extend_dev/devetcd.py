@@ -17,7 +17,7 @@ import time
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 def binary(name: str = "etcd") -> str:
@@ -69,6 +69,10 @@ def free_ports(count: int) -> list[int]:
     finally:
         for s in held:
             s.close()
+
+
+if TYPE_CHECKING:
+    from resource_extend_dev.links import Link
 
 
 class DevEtcd:
@@ -220,26 +224,42 @@ def _b64(data: bytes) -> str:
 
 
 class DevCluster:
-    """A three-member etcd cluster on loopback, for tests that stop members."""
+    """A three-member etcd cluster on loopback, for tests that stop members.
 
-    def __init__(self, size: int = 3) -> None:
+    ``partitionable``: every link runs through a proxy of links.py that the test can cut and heal (a
+    client's to a member, ``cut_clients``; one member's to another, ``cut``; all of a member's, ``isolate``).
+    ``urls`` are then the client proxies' (what a plugin is given); ``member(i)`` still reaches member i
+    directly, so the test's own control never meets a cut."""
+
+    def __init__(self, size: int = 3, partitionable: bool = False) -> None:
         self.size = size
         self.dir = ""
         self.urls: list[str] = []
+        self._direct: list[str] = []
         self._procs: list[subprocess.Popen[bytes] | None] = []
         self._argvs: list[list[str]] = []
+        self._partitionable = partitionable
+        self._clients: list[Link] = []
+        self._peers: list[Link] = []
 
     def __enter__(self) -> DevCluster:
         self.dir = tempfile.mkdtemp(prefix="resource-extend-cluster-")
         clients, peers = self.ports()
-        self.urls = [f"http://127.0.0.1:{p}" for p in clients]
-        initial = ",".join(f"m{i}=http://127.0.0.1:{p}" for i, p in enumerate(peers))
+        self._direct = self.urls = [f"http://127.0.0.1:{p}" for p in clients]
+        advertised = [f"http://127.0.0.1:{p}" for p in peers]
+        if self._partitionable:
+            from resource_extend_dev.links import Link
+
+            self._clients = [Link(port, peer=False) for port in clients]
+            self._peers = [Link(port, peer=True) for port in peers]
+            self.urls = [f"http://127.0.0.1:{link.port}" for link in self._clients]
+            advertised = [f"http://127.0.0.1:{link.port}" for link in self._peers]
+        initial = ",".join(f"m{i}={url}" for i, url in enumerate(advertised))
         for i in range(self.size):
-            peer = f"http://127.0.0.1:{peers[i]}"
             argv = [
                 binary(), "--name", f"m{i}", "--data-dir", os.path.join(self.dir, f"m{i}"),
-                "--listen-client-urls", self.urls[i], "--advertise-client-urls", self.urls[i],
-                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--listen-client-urls", self._direct[i], "--advertise-client-urls", self.urls[i],
+                "--listen-peer-urls", f"http://127.0.0.1:{peers[i]}", "--initial-advertise-peer-urls", advertised[i],
                 "--initial-cluster", initial, "--initial-cluster-state", "new", "--log-level", "error",
             ]  # fmt: skip
             self._argvs.append(argv)
@@ -247,7 +267,39 @@ class DevCluster:
         deadline = time.monotonic() + 60
         for i in range(self.size):
             self.wait_ready(i, deadline)
+        if self._partitionable:
+            # raft names its member in hex in X-Server-From; the gateway writes the id as a decimal string.
+            ids = {format(int(self.member_id(i) or 0), "x"): i for i in range(self.size)}
+            for link in self._peers:
+                link.ids = ids
         return self
+
+    def cut(self, a: int, b: int) -> None:
+        """Cut the link between members ``a`` and ``b``, both ways (open connections are reset)."""
+        self._peers[b].cut(a)
+        self._peers[a].cut(b)
+
+    def isolate(self, index: int) -> None:
+        """Cut every link between member ``index`` and the others (its clients still reach it)."""
+        for other in range(self.size):
+            if other != index:
+                self.cut(index, other)
+
+    def cut_clients(self, index: int) -> None:
+        """Cut every client from member ``index`` (its URL in ``urls``)."""
+        from resource_extend_dev.links import CLIENT
+
+        self._clients[index].cut(CLIENT)
+
+    def heal(self) -> None:
+        """Every link as it was: nothing cut."""
+        from resource_extend_dev.links import CLIENT
+
+        for link in self._clients:
+            link.heal(CLIENT)
+        for link in self._peers:
+            for sender in range(self.size):
+                link.heal(sender)
 
     def _spawn(self, index: int) -> subprocess.Popen[bytes]:
         with open(os.path.join(self.dir, f"m{index}.log"), "ab") as log:
@@ -256,9 +308,9 @@ class DevCluster:
             )
 
     def member(self, index: int) -> DevEtcd:
-        """A client of member ``index`` alone (DevEtcd's requests)."""
+        """A client of member ``index`` alone (DevEtcd's requests), never through a cut link."""
         member = DevEtcd()
-        member.url = self.urls[index]
+        member.url = self._direct[index]
         return member
 
     def wait_ready(self, index: int, deadline: float) -> None:
@@ -347,5 +399,7 @@ class DevCluster:
     def __exit__(self, *exc: object) -> None:
         for i in range(len(self._procs)):
             self.stop_member(i)
+        for link in (*self._clients, *self._peers):
+            link.close()
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
