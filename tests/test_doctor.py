@@ -19,7 +19,7 @@ from resource_extend.storage import checks as storage_checks
 from resource_extend.storage.record import StorageRecord
 from resource_extend.tools.diagnosis import examine, salvage
 from resource_extend_dev.devetcd import DevEtcd, binary
-from tests.support import PluginDir
+from tests.support import PluginDir, b64
 
 
 def seed(etcd: DevEtcd, key: str, value: bytes) -> None:
@@ -70,6 +70,19 @@ def test_doctor_on_a_clean_store_says_so_and_exits_0(gpu: PluginDir) -> None:
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == f"no problems found under {gpu.key('')}\n"
     assert json.loads(doctor(gpu, "--json").stdout) == {"directory": gpu.key(""), "records": 1, "findings": []}
+
+
+def test_doctor_never_reports_a_write_token_left_without_its_record(gpu: PluginDir) -> None:
+    # The Go remove-node deletes the record and leaves the token a Python write put beside it.
+    gpu.ok("add-node", {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3090": 2}}})
+    token = f"{gpu.prefix}/write-token/gpu/n1"
+    assert gpu.etcd.get(token) is not None
+    gpu.etcd.call("/v3/kv/deleterange", {"key": b64(gpu.key("n1").encode())})
+    gpu.ok("add-node", {"nodename": "n2", "resource": {"prod_count_map": {"nvidia-3090": 2}}})
+    done = doctor(gpu)
+    assert (done.returncode, done.stdout) == (0, f"no problems found under {gpu.key('')}\n")
+    gpu.ok("remove-node", {"nodename": "n2"})
+    assert gpu.etcd.get(f"{gpu.prefix}/write-token/gpu/n2") is None  # remove-node takes its token along
 
 
 def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:

@@ -6,7 +6,7 @@ import json
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -336,6 +336,38 @@ def test_delete_of_a_missing_node_succeeds(etcd: DevEtcd, prefix: str, transport
     assert etcd.get(f"{prefix}/resource/gpu/n1") is None
 
 
+def test_each_guarded_write_leaves_a_token_of_its_own_beside_the_record_and_delete_removes_both(
+    etcd: DevEtcd, prefix: str, transport: str
+) -> None:
+    store = store_for(etcd, prefix, transport)
+    token = f"{prefix}/write-token/gpu/n1"
+    store.create("n1", GpuRecord({"a": 2}, {}))
+    created = etcd.get(token)
+    assert created is not None and etcd.get(f"{prefix}/resource/gpu/n1") is not None
+    store.update("n1", lambda r: GpuRecord({"a": 2}, {"a": 1}))
+    updated = etcd.get(token)
+    assert updated is not None and updated != created  # one token per attempt
+    assert store_for(etcd, prefix, transport)._token() not in (created.encode(), updated.encode())  # per call too
+    store.delete("n1")
+    assert etcd.get(token) is None and etcd.get(f"{prefix}/resource/gpu/n1") is None
+
+
+def test_a_failed_compare_answers_with_the_record_and_token_it_found(
+    etcd: DevEtcd, prefix: str, transport: str
+) -> None:
+    kv = transports.open(EtcdConfig(machines=(etcd.url,), prefix=prefix, transport=transport))
+    key, token = f"{prefix}/k", f"{prefix}/t"
+    assert kv.put_if(key, b"v1", 0, token, b"t1") is None
+    found = kv.put_if(key, b"v2", 0, token, b"t2")
+    assert found is not None
+    record, made = found.entries
+    assert record is not None and made is not None
+    assert (record.value, made.value) == (b"v1", b"t1")
+    assert record.mod_revision == record.create_revision == made.mod_revision == found.revision
+    pinned = kv.history([key, token], found.revision - 1)
+    assert pinned.entries == [None, None] and pinned.revision == found.revision - 1
+
+
 def test_unreadable_stored_record_is_a_clear_error(etcd: DevEtcd, prefix: str, transport: str) -> None:
     etcd.put(f"{prefix}/resource/gpu/n1", json.dumps({"capacity": {"prod_count_map": {"a": 1.5}}}))
     with pytest.raises(PluginError, match="node n1: stored record is unreadable"):
@@ -425,20 +457,49 @@ def test_malformed_endpoints_are_a_config_error(url: str) -> None:
 
 
 class LostAnswers(GatewayKV):
-    """The real gateway client, except that guarded writes lose their answer: applied, or not, then silent."""
+    """The real gateway client, except that the first guarded write loses its answer: applied, or not, then
+    silent; ``meanwhile`` runs before the loss is reported (other writers' changes)."""
 
-    def __init__(self, config: EtcdConfig, apply: bool) -> None:
+    def __init__(self, config: EtcdConfig, apply: bool, meanwhile: Callable[[], None] = lambda: None) -> None:
         super().__init__(config)
         self.apply = apply
         self.lost = 0
+        self.meanwhile = meanwhile
 
     def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
         if self.lost == 0:
             self.lost += 1
             if self.apply:
                 super().put_if(key, value, mod_revision, token_key, token)
+            self.meanwhile()
             raise AmbiguousWrite("etcd: no answer (injected)")
         return super().put_if(key, value, mod_revision, token_key, token)
+
+
+def one_more(record: GpuRecord | None) -> GpuRecord:
+    assert record is not None
+    return GpuRecord(record.capacity, {"a": (record.usage or {}).get("a", 0) + 1})
+
+
+@pytest.mark.parametrize("applied", [True, False])
+@pytest.mark.parametrize("others", [1, 2, 7, 40])
+def test_a_lost_write_is_settled_by_the_first_change_after_its_guard_however_many_came_after(
+    etcd: DevEtcd, prefix: str, applied: bool, others: int
+) -> None:
+    # Other writers' +1s (each with a token, and some unrelated keys' revisions between them) after the lost
+    # write: the settling searches the revisions for the first change after the guard, whichever it is.
+    other = store_for(etcd, prefix, "gateway")
+    other.put("n1", GpuRecord({"a": 100}, {}))
+
+    def meanwhile() -> None:
+        for i in range(others):
+            other.update("n1", one_more)
+            etcd.put(f"{prefix}/elsewhere/{i}", "x")
+
+    kv = LostAnswers(EtcdConfig(machines=(etcd.url,), prefix=prefix), apply=applied, meanwhile=meanwhile)
+    done = NodeStore(kv, prefix, "gpu", GpuRecord).update("n1", one_more)
+    assert other.get("n1").usage == {"a": others + 1}  # this call's +1 once, whether its lost write landed or not
+    assert done.after.usage == {"a": 1 if applied else others + 1}
 
 
 @pytest.mark.parametrize("applied", [True, False])
