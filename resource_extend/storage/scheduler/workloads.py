@@ -8,6 +8,7 @@ from __future__ import annotations
 from resource_extend import errors
 from resource_extend.capacity import trunc_div
 from resource_extend.storage.binding import need_schedule
+from resource_extend.storage.disk import DiskIndex
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource
 from resource_extend.storage.scheduler.placement import volume_plans
@@ -69,8 +70,9 @@ def deploy(
         if len(placements) < count:
             raise errors.InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
     engines, resources = [], []
+    index = DiskIndex(capacity.disks or [])  # once: each workload looks its limits' disks up in it
     for plan, disks in placements[:count]:
-        engine, resource = placed(request, plan, disks, capacity.disks or [], None)
+        engine, resource = placed(request, plan, disks, index, None)
         engines.append(engine)
         resources.append(resource)
     return engines, resources
@@ -80,7 +82,7 @@ def placed(
     request: WorkloadRequest,
     plan: VolumePlan,
     disks: list[Disk] | None,
-    capacity_disks: list[Disk],
+    capacity_disks: Sequence[Disk] | DiskIndex,
     origin: WorkloadResource | None,
 ) -> tuple[EngineParams, WorkloadResource]:
     """One workload on its request's volume plan: the engine's parameters and the resource it holds. Its limit
