@@ -60,7 +60,9 @@ class Assembly:
                 plan = VolumePlan(normal_entries).merged(VolumePlan(mono_entries))
                 plan = plan.merged(VolumePlan(unlimited_entries))
             disks = self._disk_plan(devices, None if mono is None else mono[0])
-            placements.append((plan, [disk.copy() for disk in disks]))
+            # Each placement its own disks, sharing the node's mount lists (read-only, as the keys): a copy of
+            # each list per workload grew with workloads times mounts (10,000 x 5,000 mounts: 400 MB).
+            placements.append((plan, [Disk.holding(disk.device, disk.mounts, disk.quota) for disk in disks]))
         return placements
 
     def _unlimited_target(self) -> str:

@@ -27,7 +27,7 @@ from resource_extend.storage.workload_request import WorkloadRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.disk import Disk
@@ -45,11 +45,15 @@ def storage_room(record: StorageRecord, storage_request: int) -> int:
 
 
 def deploy(
-    record: StorageRecord, request: WorkloadRequest, count: int
+    record: StorageRecord,
+    request: WorkloadRequest,
+    count: int,
+    each: Callable[[WorkloadResource], None] | None = None,
 ) -> tuple[list[EngineParams], list[WorkloadResource]]:
     """Engine params and workload resources for ``count`` new workloads of the validated ``request``.
 
-    Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times.
+    Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times. ``each``
+    sees every workload resource as it is made, and may stop the deploy by raising (the verb's answer bound).
     """
     count = max(count, 0)
     if request.storage_request > 0:
@@ -73,6 +77,8 @@ def deploy(
     index = DiskIndex(capacity.disks or [])  # once: each workload looks its limits' disks up in it
     for plan, disks in placements[:count]:
         engine, resource = placed(request, plan, disks, index, None)
+        if each is not None:
+            each(resource)
         engines.append(engine)
         resources.append(resource)
     return engines, resources
