@@ -134,8 +134,8 @@ def largest_deploy(plugin: PluginDir, workload: Any, high: int) -> tuple[int, An
     low, answer = 0, None
     while low < high:
         middle = (low + high + 1) // 2
-        out = plugin.call("calculate-deploy", raw=compact({"nodename": "n1", "deploy_count": middle,
-                                                           "workload_resource_request": workload}), timeout=30)  # fmt: skip
+        request = {"nodename": "n1", "deploy_count": middle, "workload_resource_request": workload}
+        out = plugin.call("calculate-deploy", raw=compact(request), timeout=30)
         if out.status == 0:
             low, answer = middle, json.loads(out.stdout)
         else:
