@@ -282,6 +282,43 @@ def capacity_scale(bench: Bench) -> None:
                             f"{growth:.2f}× 1000 nodes", verdict(growth, 10))  # fmt: skip
 
 
+# Issue 38's requests on one node of many volumes over two disks: five bindings each drawing IOPS, or
+# bandwidth, or plain sizes (AUTO), and one exclusive (monopoly) binding drawing IOPS.
+MANY_VOLUME_REQUESTS = {
+    "IOPS": [f"AUTO:/d{i}:rw:1G:1:0:0:0" for i in range(5)],
+    "BPS": [f"AUTO:/d{i}:rw:1G:0:0:1M:0" for i in range(5)],
+    "exclusive": ["AUTO:/m:mrw:1G:1:0:0:0"],
+    "AUTO": [f"AUTO:/d{i}:rw:1G" for i in range(5)],
+}
+
+
+def many_volumes(bench: Bench) -> None:
+    """get-nodes-deploy-capacity and calculate-deploy on one node of 1,000 and of 10,000 volumes (2 disks), for
+    each of issue 38's requests; the deploys plan 10,000 workloads of one binding (capacity's bound), which
+    the commit bound refuses where core could not take the plan back (the row says so)."""
+    if "storage" not in bench.plugins:
+        return
+    exe = str(ROOT / "resource-storage")
+    for volumes in (1000, 10000):
+        prefix = f"/volumes{volumes}"
+        cwd = bench.plugin_dir(f"volumes{volumes}", "storage", prefix)
+        seed(bench.etcd, prefix, "storage", {"n1": storage_node(volumes, 2, 1)})
+        for kind, texts in MANY_VOLUME_REQUESTS.items():
+            capacity = {"nodenames": ["n1"], "workload_resource": {"volumes": texts}}
+            deploy = {"nodename": "n1", "deploy_count": 10000, "workload_resource_request": {"volumes": texts[:1]}}
+            for verb, request in (("get-nodes-deploy-capacity", capacity), ("calculate-deploy", deploy)):
+                command = Command(verb, [exe, verb], json.dumps(request).encode())
+                peak, status = peak_kib(command, cwd)
+                seconds = [run_once(command, cwd)[0] for _ in range(max(3, bench.runs // 5))]
+                outcome = (
+                    "" if status == 0 else " (refused: commit past max_stdin_bytes)" if status == 128 else " FAILED"
+                )
+                what = f"storage {verb}, {volumes} volumes, {kind}{' x 10000' if verb == 'calculate-deploy' else ''}"
+                sample = Sample(seconds, [peak])
+                met = max(seconds) <= 5 and sample.peak_mib <= 512
+                bench.table.add(what + outcome, sample, "", f"≤ 5 s and 512 MiB: {'met' if met else 'NOT met'}")
+
+
 def metrics_scale(bench: Bench) -> None:
     """get-metrics over 1000 nodes against ``etcdctl get --prefix`` of the same records (what the Go
     reference would have to read too), and against one node, in one call each."""
@@ -420,6 +457,7 @@ def silent_first_endpoint(bench: Bench) -> None:
 SECTIONS: list[Callable[[Bench], None]] = [
     store_verbs,
     capacity_scale,
+    many_volumes,
     metrics_scale,
     transports,
     silent_first_endpoint,

@@ -108,10 +108,81 @@ def test_storage_deploy_past_the_work_limit_is_refused(storage: PluginDir) -> No
 
 
 def test_storage_deploy_just_within_the_limits_completes(storage: PluginDir) -> None:
+    # Within every limit, the commit's stdin included (10,000 x 5 is refused by it: below).
+    request = {"nodename": "n1", "deploy_count": 3000, "workload_resource_request": {"volumes": bindings(5)}}
+    within(storage, "calculate-deploy", request)
+    request = {"nodename": "n1", "deploy_count": 150, "workload_resource_request": {"volumes": bindings(100)}}
+    within(storage, "calculate-deploy", request)
+
+
+# -- a plan core can commit: what calculate-deploy answers, set-node-resource-usage takes back --------------
+
+
+def compact(doc: Any) -> bytes:
+    """As core (Go's json.Marshal) sends it: no spaces."""
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def commit(plugin: PluginDir, workloads: list[Any]) -> Outcome:
+    doc = {"nodename": "n1", "workloads_resource": workloads, "resource": None, "resource_request": None}
+    return plugin.call("set-node-resource-usage", raw=compact({**doc, "delta": True, "incr": True}), timeout=30)
+
+
+def largest_deploy(plugin: PluginDir, workload: Any, high: int) -> tuple[int, Any]:
+    """The largest deploy_count up to ``high`` that calculate-deploy plans, and its answer; every count above it
+    is refused naming scheduler.max_stdin_bytes (a binary search: the refusal is monotone in the count)."""
+    low, answer = 0, None
+    while low < high:
+        middle = (low + high + 1) // 2
+        request = {"nodename": "n1", "deploy_count": middle, "workload_resource_request": workload}
+        out = plugin.call("calculate-deploy", raw=compact(request), timeout=30)
+        if out.status == 0:
+            low, answer = middle, json.loads(out.stdout)
+        else:
+            assert "scheduler.max_stdin_bytes" in one_line(out), out
+            high = middle - 1
+    return low, answer
+
+
+def one_line(out: Outcome) -> str:
+    lines = out.stderr.splitlines()
+    assert out.status == 128 and out.stdout == "" and len(lines) == 1, out
+    return lines[0]
+
+
+def test_storage_deploy_core_could_not_commit_is_refused_up_front(storage: PluginDir) -> None:
+    # Issue 38: 10,000 x 5 bindings was planned (10.5 MB of workloads_resource), and then core's commit was
+    # refused at the 4 MiB stdin bound. Now the plan is refused, naming the limit and its key.
     request = {"nodename": "n1", "deploy_count": 10000, "workload_resource_request": {"volumes": bindings(5)}}
-    within(storage, "calculate-deploy", request)
-    request = {"nodename": "n1", "deploy_count": 500, "workload_resource_request": {"volumes": bindings(100)}}
-    within(storage, "calculate-deploy", request)
+    line = refused(storage, "calculate-deploy", request, "set-node-resource-usage", "scheduler.max_stdin_bytes")
+    assert f"allows {MAX_STDIN}" in line
+
+
+@pytest.mark.parametrize("stdin_limit", [MAX_STDIN, 1 << 16])
+def test_storage_round_trip_at_the_largest_plan(storage: PluginDir, stdin_limit: int) -> None:
+    if stdin_limit != MAX_STDIN:
+        storage.configure(scheduler={"max_stdin_bytes": stdin_limit})
+    count, answer = largest_deploy(storage, {"volumes": bindings(5)}, 10000)
+    assert 0 < count < 10000
+    assert len(compact(answer["workloads_resource"])) <= stdin_limit
+    out = commit(storage, answer["workloads_resource"])
+    assert (out.status, out.stderr) == (0, ""), out
+    assert json.loads(out.stdout)["after"]["storage"] == count * 5
+
+
+@pytest.mark.parametrize("stdin_limit", [MAX_STDIN, 1 << 14])
+def test_gpu_round_trip_at_the_largest_plan(gpu_node: PluginDir, stdin_limit: int) -> None:
+    workload = products(5)
+    if stdin_limit == MAX_STDIN:  # the largest deploy the other limits allow commits
+        count, answer = 10000, gpu_node.ok("calculate-deploy", {"nodename": "n1", "deploy_count": 10000,
+                                                              "workload_resource_request": workload})  # fmt: skip
+    else:
+        gpu_node.configure(scheduler={"max_stdin_bytes": stdin_limit})
+        count, answer = largest_deploy(gpu_node, workload, 10000)
+        assert 0 < count < 10000
+    out = commit(gpu_node, answer["workloads_resource"])
+    assert (out.status, out.stderr) == (0, ""), out
+    assert json.loads(out.stdout)["after"]["prod_count_map"]["p0"] == count
 
 
 def test_gpu_deploy_of_many_products_is_refused(gpu_node: PluginDir) -> None:

@@ -49,7 +49,12 @@ def explainer(
 
 
 def calculate_deploy(call: CountedCall) -> Plans[ProdMapJSON, ProdMapJSON]:
+    from resource_extend.formats.jsonio import dumps
+
     request = Deploy.from_json(call.request, call.config.bounds, Payloads(call.plugin.record))
+    # Every workload holds the same products: what core commits is known before the plan (decision 18).
+    each = len(dumps(prodmap.to_json(request.request)).encode()) + 1
+    call.config.bounds.check_commit(request.count * each, request.count, request.nodename)
     record, known = deploy.target_record(call, request.nodename)
     try:
         allocate(record.available(), request.request, request.count)
@@ -68,6 +73,10 @@ def calculate_realloc(call: CountedCall) -> Replan[ProdMapJSON, ProdMapJSON, Pro
         wanted, delta = realloc_plan(record, request.current, request.request)
     except PluginError as cause:
         raise cause if known else deploy.unknown_node(call, request.nodename, cause) from None
+    from resource_extend.formats.jsonio import dumps
+
+    largest = max(len(dumps(prodmap.to_json(wanted)).encode()), len(dumps(prodmap.to_json(delta)).encode()))
+    call.config.bounds.check_commit(largest, 1, request.nodename)
     return {
         "engine_params": prodmap.to_json(wanted),
         "delta_resource": prodmap.to_json(delta),

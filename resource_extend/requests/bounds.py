@@ -33,6 +33,10 @@ LIMITS: dict[str, tuple[int, int, int]] = {
     "max_stdin_bytes": (4 << 20, 1024, 1 << 30),
 }
 KEYS = tuple(LIMITS)
+# set-node-resource-usage's keys around the workloads core commits (``{"nodename":…,"workloads_resource":[…],
+# "resource":null,"resource_request":null,"delta":true,"incr":true}`` and spaces a client may add), the node's
+# name aside: counted once per commit, with the name at Go's widest escape (6 bytes a byte).
+COMMIT_ENVELOPE = 256
 
 
 class Bounds:
@@ -106,6 +110,19 @@ class Bounds:
         work = max(items, 1) * times
         if work > self.max_deploy_work:
             raise self.refuse("max_deploy_work", f"{max(items, 1)} {what} x {of} {times} = {work}")
+
+    def check_commit(self, size: int, workloads: int, nodename: str) -> None:
+        """One rule for what a plugin answers and what it reads: the ``size`` bytes of the workload resources
+        a calculate verb plans for ``workloads`` workloads on ``nodename``, as core sends them back in one
+        set-node-resource-usage (``COMMIT_ENVELOPE`` holds the other keys), must fit on that call's stdin.
+        Else the plan is refused now, not at core's commit after it was made."""
+        total = size + COMMIT_ENVELOPE + len(nodename.encode("utf-8", "surrogatepass")) * 6
+        if total > self.max_stdin_bytes:
+            raise self.refuse(
+                "max_stdin_bytes",
+                f"the plan of {workloads} workload{'s' * (workloads != 1)} would reach set-node-resource-usage "
+                f"as {total} bytes on stdin, more than it reads (plan fewer workloads per call)",
+            )
 
     def deploy_count_error(self, count: int) -> PluginError:
         """``deploy_count`` above ``max_deploy_count``: the reference's words (not enough resource) kept."""

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from resource_extend.capacity.answer import Limit
     from resource_extend.command.answers import Plans, Replan
     from resource_extend.config import Config
+    from resource_extend.requests.bounds import Bounds
+    from resource_extend.storage.workload import WorkloadResource
 
     WireObject = dict[str, Any]
 
@@ -58,16 +60,44 @@ def explainer(
 
 
 def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
-    request = Deploy.from_json(call.request, call.config.bounds, PAYLOADS)
-    record, known = target_record(call, request.nodename)
+    from resource_extend.formats.jsonio import dumps
+    from resource_extend.storage.workload import WorkloadResource
+
+    bounds = call.config.bounds
+    request = Deploy.from_json(call.request, bounds, PAYLOADS)
+    asked, count, name = request.request, request.count, request.nodename
+    # What core will commit is refused before the plan when even its least size does not fit on the commit's
+    # stdin (every workload holds its bindings and a plan entry per placed one), and else checked as it is
+    # written: a plan is only ever answered when set-node-resource-usage takes it back (decision 18).
+    least = WorkloadResource(asked.volumes_request, asked.volumes_limit, None, None, asked.storage_request)
+    each = len(dumps(least.to_json()).encode()) + 1
+    each += sum(2 * len(binding.to_string()) + 18 for binding in asked.volumes_request if binding.require_schedule)
+    bounds.check_commit(count * each, count, name)
+    record, known = target_record(call, name)
     try:
-        engines, resources = deploy(record, request.request, request.count)
+        engines, resources = deploy(record, asked, count, CommitBudget(bounds, count, name))
     except PluginError as cause:
-        raise cause if known else unknown_node(call, request.nodename, cause) from None
+        raise cause if known else unknown_node(call, name, cause) from None
     return {
         "engines_params": [engine.to_json() for engine in engines],
         "workloads_resource": [resource.to_json() for resource in resources],
     }
+
+
+class CommitBudget:
+    """Counts the bytes of each workload resource a deploy makes, as core commits them; past the bound, the
+    deploy stops there (``Bounds.check_commit``), before building the rest."""
+
+    __slots__ = ("bounds", "count", "name", "size")
+
+    def __init__(self, bounds: Bounds, count: int, name: str) -> None:
+        self.bounds, self.count, self.name, self.size = bounds, count, name, 0
+
+    def __call__(self, resource: WorkloadResource) -> None:
+        from resource_extend.formats.jsonio import dumps
+
+        self.size += len(dumps(resource.to_json()).encode()) + 1
+        self.bounds.check_commit(self.size, self.count, self.name)
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
@@ -80,4 +110,14 @@ def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireO
         engine, delta, target = realloc(record, request.request, request.current)
     except PluginError as cause:
         raise cause if known else unknown_node(call, request.nodename, cause) from None
-    return {"engine_params": engine.to_json(), "delta_resource": delta.to_json(), "workload_resource": target.to_json()}
+    answer: Replan[WireObject, WireObject, WireObject] = {
+        "engine_params": engine.to_json(),
+        "delta_resource": delta.to_json(),
+        "workload_resource": target.to_json(),
+    }
+    # Core commits the delta, and sends the workload back in the next realloc: each must fit on stdin.
+    from resource_extend.formats.jsonio import dumps
+
+    largest = max(len(dumps(answer["delta_resource"]).encode()), len(dumps(answer["workload_resource"]).encode()))
+    call.config.bounds.check_commit(largest, 1, request.nodename)
+    return answer

@@ -11,7 +11,7 @@ from resource_extend.formats import decoding
 from resource_extend.storage.binding import VolumeBinding, bindings_to_json, parse_bindings
 from resource_extend.storage.disk import (
     Disk,
-    disk_by_path,
+    DiskIndex,
     disks_add,
     disks_from_json,
     disks_to_json,
@@ -140,14 +140,20 @@ def plan_limit(request: Sequence[VolumeBinding], limit: Sequence[VolumeBinding],
     return result
 
 
-def disks_limit(limit: Iterable[VolumeBinding], limit_plan: VolumePlan, disks: Sequence[Disk]) -> list[Disk]:
+def disks_limit(
+    limit: Iterable[VolumeBinding], limit_plan: VolumePlan, disks: Sequence[Disk] | DiskIndex
+) -> list[Disk]:
     """Quotas the limits charge: a mount on the disk covering its source, a planned binding on the disk
-    covering its device. Paths no disk covers charge nothing."""
+    covering its device. Paths no disk covers charge nothing. A deploy of many workloads passes the node's
+    disks indexed once (``DiskIndex``), so that no workload reads every mount of the node."""
     charges = [(b, b.source) for b in limit if b.require_iops and not b.require_schedule]
     charges += [(b, first_volume(volumes)[0]) for b, volumes in limit_plan if b.require_iops]
+    if not charges:
+        return []
+    index = disks if isinstance(disks, DiskIndex) else DiskIndex(disks)
     result: list[Disk] = []
     for binding, path in charges:
-        disk = disk_by_path(disks, path)
+        disk = index.find(path)
         if disk is not None:
             result = disks_add(result, [disk.stamped(binding.quota)])
     return result

@@ -36,7 +36,7 @@ class Assembly:
 
     def __init__(self, host: Host, request: ClassifiedRequest, result: Pass) -> None:
         self.host, self.request, self.result = host, request, result
-        self._disk_plans: dict[tuple[tuple[str, ...], str | None], list[Disk]] = {}
+        self._disk_plans: dict[tuple[tuple[int | None, ...], int | None], list[Disk]] = {}
 
     def placements(self, count: int) -> list[Placement]:
         request, result = self.request, self.result
@@ -60,7 +60,9 @@ class Assembly:
                 plan = VolumePlan(normal_entries).merged(VolumePlan(mono_entries))
                 plan = plan.merged(VolumePlan(unlimited_entries))
             disks = self._disk_plan(devices, None if mono is None else mono[0])
-            placements.append((plan, [disk.copy() for disk in disks]))
+            # Each placement its own disks, sharing the node's mount lists (read-only, as the keys): a copy of
+            # each list per workload grew with workloads times mounts (10,000 x 5,000 mounts: 400 MB).
+            placements.append((plan, [Disk.holding(disk.device, disk.mounts, disk.quota) for disk in disks]))
         return placements
 
     def _unlimited_target(self) -> str:
@@ -75,8 +77,10 @@ class Assembly:
         return target
 
     def _disk_plan(self, devices: tuple[str, ...], mono_device: str | None) -> list[Disk]:
-        # A plan's disk charges depend only on where its bindings went, so equal placements share one.
-        key = (devices, mono_device)
+        # A plan's disk charges depend only on the disks under the volumes its bindings went to, so placements
+        # on the same disks share one (monopoly groups on 10,000 volumes of two disks: two, not 10,000).
+        disk_at = self.host.disk_at
+        key = (tuple([disk_at(device) for device in devices]), None if mono_device is None else disk_at(mono_device))
         if key not in self._disk_plans:
             self._disk_plans[key] = self._build_disk_plan(devices, mono_device)
         return self._disk_plans[key]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from resource_extend.capacity import trunc_div
-from resource_extend.storage.disk import ZERO, Disk, Quota, disk_by_path, disks_add, disks_sub
+from resource_extend.storage.disk import ZERO, Disk, DiskIndex, Quota, disks_add, disks_sub
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,18 +48,25 @@ class Host:
         unused.sort()
         self.used = [device for _, device in used]
         self.unused = [device for _, device in unused]
+        # Mounts never change: a path's disk is looked up in an index of them (a few dictionary lookups,
+        # however many volumes and mounts the node has), and cached.
+        self._disk_index = DiskIndex(self.disks)
         self._disk_at: dict[str, int | None] = {}
+        self._first_disk: dict[str, int] | None = None
 
     def disk_at(self, path: str) -> int | None:
-        """Index of the disk covering ``path`` (mounts never change, so the answer is cached)."""
+        """Index of the disk covering ``path`` (``disk_by_path``'s disk, at its last place in the list)."""
         if path not in self._disk_at:
-            found = disk_by_path(self.disks, path)
-            self._disk_at[path] = None if found is None else _index_of(self.disks, found)
+            self._disk_at[path] = self._disk_index.index(path)
         return self._disk_at[path]
 
     def first_disk_of(self, device: str) -> int:
         # A monopoly charge is subtracted by device name, as the reference's Disks.Sub finds it.
-        return next(index for index, disk in enumerate(self.disks) if disk.device == device)
+        if self._first_disk is None:
+            self._first_disk = {}
+            for index, disk in enumerate(self.disks):
+                self._first_disk.setdefault(disk.device, index)
+        return self._first_disk[device]
 
     def stamp(self, index: int, quota: Quota) -> Disk:
         return self.disks[index].stamped(quota)
@@ -106,12 +113,6 @@ class Host:
             else:
                 high = middle
         return None if low == len(self.unused) else low
-
-
-def _index_of(disks: Sequence[Disk], disk: Disk) -> int:
-    # The last place it is at: ``disk_by_path`` lets the later of equally deep mounts win, so a disk object
-    # listed twice (the record's own list may repeat one) won at its last place.
-    return next(index for index in range(len(disks) - 1, -1, -1) if disks[index] is disk)
 
 
 def quota_of(quotas: Quotas, index: int | None) -> Sequence[int]:

@@ -4,7 +4,7 @@ monopoly groups on the unused ones, promoting unused volumes while monopoly plan
 from __future__ import annotations
 
 from resource_extend.storage.scheduler.enumeration import place_sizes
-from resource_extend.storage.scheduler.host import charge, quota_of
+from resource_extend.storage.scheduler.host import UNBOUNDED, charge, quota_of
 from resource_extend.storage.scheduler.outcome import Pass
 
 TYPE_CHECKING = False
@@ -38,17 +38,21 @@ def skip_futile_passes(host: Host, request: ClassifiedRequest, bound: int) -> No
     """Promote without running the passes whose only outcome would be "promote the next volume".
 
     Without monopoly bindings a pass counts ``bound`` placeholder monopoly plans, so the loop goes on
-    while the normal count stays under ``bound``; the used volumes' free space caps that count. When
-    even the cap is under ``bound`` and another volume can be promoted, the pass's result is known and
-    nothing of it is kept (the plans taken are the last pass's). On a node of many empty volumes this
-    turns one pass per volume into one pass.
+    while the normal count stays under ``bound``; the used volumes' free space caps that count, and so
+    does the disks' quota (``quota_cap``), which promotion never adds to. When a cap is under ``bound``
+    and another volume can be promoted, the pass's result is known and nothing of it is kept (the plans
+    taken are the last pass's). On a node of many empty volumes this turns one pass per volume into one
+    pass; on a node whose quota runs out first (or that has no disk, asked for IOPS), every volume that can
+    be is promoted at once.
     """
     per_plan = request.normal_size_per_plan
     if request.mono or not request.normal or per_plan <= 0:
         return
     free, used, unused = host.free, host.used, host.unused
     room = sum(max(free[device], 0) for device in used)
-    if room // per_plan >= bound:
+    if quota_cap(host, request) < bound:
+        bound = UNBOUNDED  # no pass reaches ``bound``: promote all
+    if bound != UNBOUNDED and room // per_plan >= bound:
         return
     min_size = request.normal[0].size
     index = host.promotable(min_size)
@@ -60,13 +64,13 @@ def skip_futile_passes(host: Host, request: ClassifiedRequest, bound: int) -> No
         # in (free, name) order, always is): ``promotable`` finds the same place after each promotion,
         # so the volumes promoted are the next ones in the list from there.
         end = index
-        while end < len(frees) and room // per_plan < bound:
+        while end < len(frees) and (bound == UNBOUNDED or room // per_plan < bound):
             room += max(frees[end], 0)
             end += 1
         used += unused[index:end]
         del unused[index:end]
         return
-    while room // per_plan < bound:  # after a realloc hand-back: as ``Host.promote`` does, one at a time
+    while bound == UNBOUNDED or room // per_plan < bound:  # after a realloc hand-back: one at a time
         device = unused.pop(index)
         used.append(device)
         room += max(free[device], 0)
@@ -74,6 +78,23 @@ def skip_futile_passes(host: Host, request: ClassifiedRequest, bound: int) -> No
         if found is None:
             return
         index = found
+
+
+def quota_cap(host: Host, request: ClassifiedRequest) -> int:
+    """At most how many normal plans the disks' quota holds (``UNBOUNDED`` when the bindings draw none).
+
+    Each plan charges every normal binding's quota to the disk under its volume, and a charge needs the
+    disk to hold it (``Quota.fits``), so each plan takes the bindings' summed quota out of the disks' positive
+    quota left, in each of the four; mounts only take more.
+    """
+    need = [0, 0, 0, 0]
+    for binding in request.normal:
+        charge(need, [-value for value in binding.quota])
+    cap = UNBOUNDED
+    for t, wanted in enumerate(need):
+        if wanted > 0:
+            cap = min(cap, sum(max(left[t], 0) for left in host.quotas) // wanted)
+    return cap
 
 
 def run_pass(host: Host, request: ClassifiedRequest, bound: int, normal_bound: int, keep: int, why: bool) -> Pass:

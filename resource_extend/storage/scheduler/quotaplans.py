@@ -8,6 +8,8 @@ unmarshal ~15 KB of code and a class otherwise.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
+
 from resource_extend.storage.disk import ZERO
 from resource_extend.storage.scheduler.enumeration import last_true, settle
 from resource_extend.storage.scheduler.host import UNBOUNDED, charge, headroom, quota_of, refill
@@ -40,6 +42,14 @@ def place_normal(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_
     may_jump = all(size >= 0 and min(quota) >= 0 for size, quota in specs) and all(
         min(quota) >= 0 for _, quota in mounts
     )
+    # The used volumes by disk, each list in (free, name) order: the best fit for a binding is the first volume
+    # holding it in one of the lists whose disk has the quota, so a binding costs a binary search per disk,
+    # not a look at every volume (spec §3.3's choice, the least (free, name) that fits, unchanged).
+    by_disk: dict[int | None, list[tuple[int, str]]] = {}
+    for device in used:
+        by_disk.setdefault(disk_of[device], []).append((free[device], device))
+    for order in by_disk.values():
+        order.sort()
     kept: list[tuple[str, ...]] = []
     placed: list[str] = []
     count, failed = 0, False
@@ -48,11 +58,11 @@ def place_normal(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_
         for size, quota in specs:
             best: str | None = None
             best_free = 0
-            for device in used:
-                left = free[device]
-                if left >= size and (best is None or left < best_free or (left == best_free and device < best)):
-                    index = disk_of[device]
-                    if quota.fits(ZERO if index is None else quotas[index]):
+            for index, order in by_disk.items():
+                at = bisect_left(order, (size,))
+                if at < len(order) and quota.fits(ZERO if index is None else quotas[index]):
+                    left, device = order[at]
+                    if best is None or left < best_free or (left == best_free and device < best):
                         best, best_free = device, left
             if best is None:
                 failed = True
@@ -64,6 +74,7 @@ def place_normal(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_
             index = disk_of[best]
             if index is not None:
                 charge(quotas[index], quota)
+            _move(by_disk[index], best, best_free, best_free - size)
             free[best] = best_free - size
             placed.append(best)
         if failed:
@@ -82,12 +93,23 @@ def place_normal(host: Host, quotas: Quotas, request: ClassifiedRequest, normal_
             break
         times = 1
         if may_jump:
-            times = Pattern(placed, specs, mounts, disk_of).take(free, quotas, normal_bound - count)
+            pattern = Pattern(placed, specs, mounts, disk_of)
+            before = {device: free[device] for device in pattern.sizes}
+            times = pattern.take(free, quotas, normal_bound - count)
+            for device, had in before.items():
+                if free[device] != had:
+                    _move(by_disk[disk_of[device]], device, had, free[device])
         if count < keep:
             kept.extend([tuple(placed)] * min(times, keep - count))
         count += times
 
     settle(host, result, count, kept, free, zip(placed, (size for size, _ in specs)) if failed else ())
+
+
+def _move(order: list[tuple[int, str]], device: str, had: int, has: int) -> None:
+    """``device``'s entry in its disk's (free, name) list, from ``had`` free bytes to ``has``."""
+    del order[bisect_left(order, (had, device))]
+    insort(order, (has, device))
 
 
 class Pattern:

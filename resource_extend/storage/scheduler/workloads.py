@@ -8,6 +8,7 @@ from __future__ import annotations
 from resource_extend import errors
 from resource_extend.capacity import trunc_div
 from resource_extend.storage.binding import need_schedule
+from resource_extend.storage.disk import DiskIndex
 from resource_extend.storage.plan import VolumePlan, apply_plan
 from resource_extend.storage.record import NodeResource
 from resource_extend.storage.scheduler.placement import volume_plans
@@ -26,7 +27,7 @@ from resource_extend.storage.workload_request import WorkloadRequest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from resource_extend.storage.binding import VolumeBinding
     from resource_extend.storage.disk import Disk
@@ -44,11 +45,15 @@ def storage_room(record: StorageRecord, storage_request: int) -> int:
 
 
 def deploy(
-    record: StorageRecord, request: WorkloadRequest, count: int
+    record: StorageRecord,
+    request: WorkloadRequest,
+    count: int,
+    each: Callable[[WorkloadResource], None] | None = None,
 ) -> tuple[list[EngineParams], list[WorkloadResource]]:
     """Engine params and workload resources for ``count`` new workloads of the validated ``request``.
 
-    Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times.
+    Raises ``InsufficientResource`` when the storage or the placements do not fit ``count`` times. ``each``
+    sees every workload resource as it is made, and may stop the deploy by raising (the verb's answer bound).
     """
     count = max(count, 0)
     if request.storage_request > 0:
@@ -69,8 +74,11 @@ def deploy(
         if len(placements) < count:
             raise errors.InsufficientResource(f"not enough volume plan, need {count}, available {len(placements)}")
     engines, resources = [], []
+    index = DiskIndex(capacity.disks or [])  # once: each workload looks its limits' disks up in it
     for plan, disks in placements[:count]:
-        engine, resource = placed(request, plan, disks, capacity.disks or [], None)
+        engine, resource = placed(request, plan, disks, index, None)
+        if each is not None:
+            each(resource)
         engines.append(engine)
         resources.append(resource)
     return engines, resources
@@ -80,7 +88,7 @@ def placed(
     request: WorkloadRequest,
     plan: VolumePlan,
     disks: list[Disk] | None,
-    capacity_disks: list[Disk],
+    capacity_disks: Sequence[Disk] | DiskIndex,
     origin: WorkloadResource | None,
 ) -> tuple[EngineParams, WorkloadResource]:
     """One workload on its request's volume plan: the engine's parameters and the resource it holds. Its limit

@@ -5,18 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resource_extend.errors import PluginError
 from resource_extend.formats import jsonio
 from resource_extend.storage.disk import (
     Disk,
+    DiskIndex,
     disk_by_device,
     disk_by_path,
     disks_add,
     disks_sub,
     remove_mounts,
 )
-from tests.support import GiB, disk
+from tests.support import GiB, disk, examples
 
 # §6 disks ------------------------------------------------------------------------------------------------
 
@@ -84,6 +87,30 @@ def test_disk_by_path_finds_nothing_without_a_covering_mount_and_later_ties_win(
     assert disk_by_path(tie, "/data/x") is tie[1]
     found = disk_by_path([disk("/dev/e", [""])], "/anything")
     assert found is not None and found.device == "/dev/e"
+
+
+# Paths of few letters and many slashes: equal, nested, sibling and prefix-but-not-subpath mounts, trailing and
+# doubled slashes, the empty mount, and one disk object listed twice.
+_PATHS = st.text(alphabet="/ab", max_size=6)
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(st.lists(st.lists(_PATHS, max_size=4), max_size=5), st.lists(_PATHS, min_size=1, max_size=8), st.booleans())
+def test_the_disk_index_finds_what_disk_by_path_finds_at_its_last_place(
+    mounts: list[list[str]], paths: list[str], repeat: bool
+) -> None:
+    disks = [disk(f"/dev/d{i}", list(m)) for i, m in enumerate(mounts)]
+    if repeat and disks:
+        disks.append(disks[0])
+    index = DiskIndex(disks)
+    for path in paths:
+        found = disk_by_path(disks, path)
+        at = index.index(path)
+        if found is None:
+            assert at is None
+        else:
+            assert at == max(i for i, d in enumerate(disks) if d is found)
+            assert index.find(path) is found
 
 
 def test_disks_sub_then_add_follows_the_reference_example() -> None:
