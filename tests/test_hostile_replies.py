@@ -145,3 +145,19 @@ def test_a_write_that_applied_and_was_answered_with_a_lie_is_the_calls_one_chang
     assert proxy.spoiled == [forged]
     assert out.status == 0 and out.stderr == "", out
     assert stored_usage(etcd, plugin, prefix) == 1
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_call_none_of_whose_writes_is_ever_answered_says_its_outcome_is_unknown_not_a_conflict(
+    plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
+) -> None:
+    # Every write is swallowed (never sent to etcd, the connection closed): each attempt is settled as not
+    # landed yet, written again on the same guard, until the deadline. No other writer was ever in the way.
+    etcd.put(f"{prefix}/resource/{plugin}/n1", json.dumps(SEED[plugin]))
+    proxy.rules.append(Rule("swallow", "/v3/kv/txn", holding=b"request_put"))
+    out, _ = measured(
+        plugin, at_defaults(tmp_path, plugin, proxy, prefix), "set-node-resource-usage", INCREMENT[plugin]
+    )
+    line = one_clean_line(out)
+    assert "whether the write applied is unknown" in line and "conflicting" not in line, line
+    assert stored_usage(etcd, plugin, prefix) == 0

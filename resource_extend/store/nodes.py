@@ -193,7 +193,7 @@ class NodeStore(Generic[R]):
 
                 if not isinstance(exc, errors.AmbiguousWrite):
                     raise settle.unknown(node, pending, exc) from None
-                pending.append(settle.Attempt(guard, token, attempt))
+                pending.append(settle.Attempt(guard, token, attempt, str(exc)))
                 found = None
                 continue
             if found is None:
@@ -202,7 +202,7 @@ class NodeStore(Generic[R]):
             from resource_extend.store import settle
             from resource_extend.store.etcd import retry  # only a lost race pays for it
 
-            pending.append(settle.Attempt(guard, token, attempt))
+            pending.append(settle.Attempt(guard, token, attempt, "its compare failed"))
             retry.backoff(attempt)
         from resource_extend.store import settle
 

@@ -37,14 +37,16 @@ UNKNOWN = "whether the write applied is unknown"
 
 class Attempt:
     """One guarded write this call sent whose outcome is not known yet: the record's mod_revision it
-    guarded (0: the record's absence), its token, and the number of the change it carried."""
+    guarded (0: the record's absence), its token, the number of the change it carried, and what its answer
+    was instead of a clean success."""
 
-    __slots__ = ("guard", "number", "token")
+    __slots__ = ("guard", "number", "token", "why")
 
-    def __init__(self, guard: int, token: bytes, number: int) -> None:
+    def __init__(self, guard: int, token: bytes, number: int, why: str) -> None:
         self.guard = guard
         self.token = token
         self.number = number
+        self.why = why
 
 
 def now(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], found: Snapshot | None) -> Snapshot:
@@ -135,5 +137,8 @@ def unknown(node: str, pending: list[Attempt], exc: errors.StoreUnavailable) -> 
 
 def gave_up(node: str, pending: list[Attempt], attempts: int) -> errors.PluginError:
     if pending:
-        return errors.StoreUnavailable(f"node {node}: no write answered cleanly in {attempts} attempts; {UNKNOWN}")
+        last = pending[-1].why
+        return errors.StoreUnavailable(
+            f"node {node}: {attempts} writes sent, none answered cleanly (the last: {last}); {UNKNOWN}"
+        )
     return errors.Conflict(f"node {node}: gave up after {attempts} conflicting concurrent writes")
