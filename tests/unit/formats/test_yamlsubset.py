@@ -91,3 +91,27 @@ log_level: info
 def test_anything_else_is_handed_to_pyyaml(text: str) -> None:
     with pytest.raises(Unsupported):
         yamlsubset.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("etcd:\n  dial_timeout: 010\n", {"etcd": {"dial_timeout": 8}}),  # YAML 1.1's octal, not ten
+        ("etcd:\n  dial_timeout: -010\n", {"etcd": {"dial_timeout": -8}}),
+        ("a: 00\n", {"a": 0}),
+        ("etcd:\n  prefix:/eru\n", {"etcd": "prefix:/eru"}),  # no space after the colon: one string, no mapping
+        ("a: 1\nb:c\n", None),  # PyYAML refuses a plain scalar line in a mapping
+        ("a: 1\n---\nb: 2\n", None),  # a second document, which safe_load refuses
+        ("a: 1\n--- \n", None),
+    ],
+)
+def test_lines_the_subset_could_misread_are_pyyamls_to_read_or_refuse(text: str, read: Any) -> None:
+    # Each a mutant of the fast path once survived on (issue 37): a leading zero read as decimal, a key
+    # without the space after its colon read as a mapping, a document marker past the first line skipped.
+    with pytest.raises(Unsupported):
+        yamlsubset.parse(text)
+    if read is None:
+        with pytest.raises(yaml.YAMLError):
+            yaml.safe_load(text)
+    else:
+        assert pyyaml(text) == read

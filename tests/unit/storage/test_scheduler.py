@@ -178,6 +178,14 @@ def test_equal_room_ties_go_to_smaller_device_name() -> None:
     assert plans_json(placements) == [{"AUTO:/x:rw:10:0:0:0:0": {"/a": 10}}]
 
 
+def test_a_size_0_binding_goes_to_the_used_volume_with_least_room_whatever_the_record_order() -> None:
+    # The record lists /e (2 left) before /b (full): the used volumes are taken by (room, name), not as
+    # listed, so the size-0 binding, which any volume holds, lands on the full /b. Unsorted, it went to /e.
+    node: Node = ({"/e": 10, "/b": 40}, {"/e": 8, "/b": 40}, [], [])
+    placements = volume_plans(on(*node), bindings("AUTO:/x:rw:1", "AUTO:/y:rw:0"), 3)
+    assert plans_json(placements) == [{"AUTO:/x:rw:1:0:0:0:0": {"/e": 1}, "AUTO:/y:rw:0:0:0:0:0": {"/b": 0}}] * 2
+
+
 def test_binding_with_iops_skips_volumes_whose_disk_lacks_quota() -> None:
     node: Node = (
         {"/small": 100, "/big": 200},
