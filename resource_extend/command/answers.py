@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Generic, TypedDict, TypeVar
 
-    from resource_extend.command.protocols import RecordJSON
+    from resource_extend.store.record import RecordJSON
 
     S = TypeVar("S")
     E = TypeVar("E")

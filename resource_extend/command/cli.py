@@ -22,9 +22,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn, TypeVar
 
-    from resource_extend.command.protocols import Record
     from resource_extend.config import Config
     from resource_extend.store.etcd.protocol import KV
+    from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
     # What a call parsed before its manifest was imported: the configuration, the request and the etcd

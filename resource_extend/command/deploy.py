@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 
-    from resource_extend.command.protocols import Record
+    from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
 

@@ -10,7 +10,6 @@ when it runs one of these verbs.
 from __future__ import annotations
 
 from resource_extend import errors, requests
-from resource_extend.command.nodeverbs import node_info
 from resource_extend.errors import PluginError
 from resource_extend.store.nodes import check_node_name
 
@@ -19,10 +18,10 @@ if TYPE_CHECKING:
     from typing import TypeVar
 
     from resource_extend.command.answers import Empty, NodeInfo, NodesInfo
-    from resource_extend.command.protocols import Record, RecordJSON
     from resource_extend.command.verb import Call
     from resource_extend.formats.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
+    from resource_extend.store.record import Record, RecordJSON
 
     R = TypeVar("R", bound=Record)
 
@@ -71,7 +70,7 @@ def fix_node_resource(call: Call[R]) -> NodeInfo | None:
     except errors.NodeNotExists:
         return None  # decision 13: like get-node-resource-info, and nothing is written
     assert done.before is not None
-    return node_info(done.after, kind.reconcile(done.before, held)[1])
+    return {**done.after.to_json(), "diffs": kind.reconcile(done.before, held)[1]}
 
 
 def get_nodes_resource_info(call: Call[R]) -> NodesInfo:

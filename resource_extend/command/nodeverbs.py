@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
     from resource_extend.command import nodeupkeep as upkeep
     from resource_extend.command.answers import BeforeAfter, NodeInfo, Remap
-    from resource_extend.command.protocols import Record
     from resource_extend.command.verb import Plugin
+    from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
     S = TypeVar("S")

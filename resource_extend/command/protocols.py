@@ -1,8 +1,8 @@
 """What a plugin's manifest (``verb.Plugin``) names: its record class (``Record``, what the store needs of
-it), its kind (how its records reconcile and the node verbs it answers its own way), its metrics, checks
-and calculate modules. Types for the type checker only: at run time a plugin's record class and its
-``node_verbs``, ``metrics``, ``checks`` and ``calculate_verbs`` modules are these, structurally, and no
-call imports this module (nor unmarshals these declarations).
+it, declared with the store in store/record.py), its kind (how its records reconcile and the node verbs it
+answers its own way), its metrics, checks and calculate modules. Types for the type checker only: at run
+time a plugin's record class and its ``node_verbs``, ``metrics``, ``checks`` and ``calculate_verbs``
+modules are these, structurally, and no call imports this module (nor unmarshals these declarations).
 
 Kept apart from ``nodeverbs`` (which builds the verb table from a manifest) so that ``verb`` can name them
 without an import cycle.
@@ -12,46 +12,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Protocol, Self, TypedDict, TypeVar
+    from typing import Any, Callable, Protocol, TypeVar
 
     from resource_extend.capacity.answer import Limit
     from resource_extend.command.verb import Call
     from resource_extend.config import Config
     from resource_extend.formats.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
+    from resource_extend.store.record import Record
     from resource_extend.tools.diagnosis import Finding, GoType
-
-    class RecordJSON(TypedDict):
-        """A record as stored and as get-nodes-resource-info shows it; each plugin types the sides."""
-
-        capacity: Any
-        usage: Any
-
-    class Record(Protocol):
-        """What the store needs of a plugin's record class; ``GpuRecord`` and ``StorageRecord`` are one."""
-
-        @classmethod
-        def empty(cls) -> Self:
-            """What a node with nothing stored reads as."""
-
-        @classmethod
-        def decode(cls, data: bytes) -> Self:
-            """The stored record, or a PluginError naming the field that cannot be read."""
-
-        def encode(self) -> bytes:
-            """The bytes to store, written the way the Go reference marshals the record."""
-
-        def checked(self) -> Self:
-            """The record as it will be stored, or a PluginError saying why it may not be."""
-
-        def problems(self) -> list[str]:
-            """Everything wrong with a decoded record, one sentence each; ``[]`` for a sound one.
-
-            A superset of what ``checked`` refuses: it also names what a write tolerates (as the reference
-            does) but an operator checking the store wants to see, such as usage above capacity.
-            """
-
-        def to_json(self) -> RecordJSON: ...
 
     R = TypeVar("R", bound=Record)
     R_in = TypeVar("R_in", bound=Record, contravariant=True)

@@ -19,11 +19,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Generic, TypeVar
 
-    from resource_extend.command.protocols import CalculateVerbs, Checks, Kind, Metrics, Record
+    from resource_extend.command.protocols import CalculateVerbs, Checks, Kind, Metrics
     from resource_extend.config import Config
     from resource_extend.requests import Payloads
     from resource_extend.store.etcd.protocol import KV
     from resource_extend.store.nodes import NodeStore
+    from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
     Handler = Callable[["Call[R]"], Any]
