@@ -1,7 +1,8 @@
-"""Loopback proxies in front of the test etcd that hold a guarded write until the test says what becomes of
-it: forwarded to etcd now or later, answered, or cut off unanswered. One speaks the v3 JSON gateway
-(HTTP/1.1), one gRPC (a generic grpcio server passing raw bytes), with the same ``Held`` steps, so the
-exactly-once tests (test_exactly_once.py) script one interleaving of two writers on both transports.
+"""Loopback proxies in front of the test etcd that hold a guarded write (a transaction with a compare) until
+the test says what becomes of it: forwarded to etcd now or later, answered, or cut off unanswered. One
+speaks the v3 JSON gateway (HTTP/1.1), one gRPC (a generic grpcio server passing raw bytes), with the
+same ``Held`` steps, so the exactly-once tests (test_exactly_once.py) script one interleaving of two
+writers on both transports.
 
 Not a test module. Every other request passes through untouched. Both listen on 127.0.0.1 only.
 """
@@ -127,7 +128,7 @@ class GatewayHoldProxy(HoldProxy):
                 body = reader.exactly(length)
                 if body is None:
                     return
-                if path == "/v3/kv/txn" and b'"request_put"' in body and self._take():
+                if path == "/v3/kv/txn" and b'"compare"' in body and self._take():
                     held = Held(lambda lines=lines, body=body: self._forward(lines, body))
                     self.held.put(held)
                     answer = held.wait()
@@ -198,8 +199,7 @@ class GrpcHoldProxy(HoldProxy):
 def _guarded_write(request: bytes) -> bool:
     from pyetcd import etcdrpc
 
-    txn = etcdrpc.TxnRequest.FromString(request)
-    return any(op.WhichOneof("request") == "request_put" for op in txn.success)
+    return bool(etcdrpc.TxnRequest.FromString(request).compare)
 
 
 class _Passing:

@@ -61,13 +61,13 @@ class Writers:
     def key(self) -> str:
         return f"{self.prefix}/resource/{self.plugin}/n1"
 
-    def start_a(self) -> None:
+    def start_a(self, verb: str = "set-node-resource-usage", request: bytes | None = None) -> None:
         self.a = subprocess.Popen(
-            [self.a_exe, "set-node-resource-usage"],
+            [self.a_exe, verb],
             cwd=self.a_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         assert self.a.stdin is not None
-        self.a.stdin.write(self.request)
+        self.a.stdin.write(self.request if request is None else request)
         self.a.stdin.close()
         self.a.stdin = None  # sent whole: communicate() only reads
 
@@ -79,10 +79,10 @@ class Writers:
             self.a.kill()
         return Outcome(self.a.returncode, out.decode(), err.decode())
 
-    def run_b(self) -> None:
+    def run_b(self, verb: str = "set-node-resource-usage", request: bytes | None = None) -> None:
         done = subprocess.run(
-            [executable(self.plugin), "set-node-resource-usage"],
-            input=self.request, cwd=self.b_dir, capture_output=True, timeout=30,
+            [executable(self.plugin), verb],
+            input=self.request if request is None else request, cwd=self.b_dir, capture_output=True, timeout=30,
         )  # fmt: skip
         assert (done.returncode, done.stderr) == (0, b""), done
 
@@ -103,7 +103,7 @@ def writers(
 
 def succeeded(out: Outcome) -> None:
     assert (out.status, out.stderr) == (0, ""), out
-    assert json.loads(out.stdout)
+    assert isinstance(json.loads(out.stdout), dict)
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
@@ -165,3 +165,37 @@ def test_a_write_whose_settling_history_is_compacted_fails_saying_the_outcome_is
     assert "set-node-resource-usage" in line and "whether the write applied is unknown" in line, line
     assert "compacted" in line, line
     assert writers.usage() == 2  # A's once and B's once: nothing applied twice
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_remove_node_that_applied_and_lost_its_answer_never_removes_the_node_added_after_it(
+    plugin: str, writers: Writers, proxy: HoldProxy
+) -> None:
+    # Sent again, a plain delete removed the node B added once A's delete had landed.
+    node = json.dumps({"nodename": "n1"}).encode()
+    added = json.dumps({"nodename": "n1", "resource": SEED[plugin]["capacity"], "info": None}).encode()
+    proxy.hold(1)
+    writers.start_a("remove-node", node)
+    held = proxy.next()
+    held.apply()
+    writers.run_b("add-node", added)
+    held.drop()
+    succeeded(writers.finish_a())
+    assert writers.etcd.get(writers.key) is not None  # B's node stands
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_restore_that_applied_and_lost_its_answer_never_overwrites_the_change_made_after_it(
+    plugin: str, writers: Writers, proxy: HoldProxy
+) -> None:
+    # set-node-resource-info (core's RemoveNode rollback) writes the record as given; sent again after B's
+    # +1, a plain put lost that +1.
+    restore = json.dumps({"nodename": "n1", **{side: SEED[plugin][side] for side in ("capacity", "usage")}}).encode()
+    proxy.hold(1)
+    writers.start_a("set-node-resource-info", restore)
+    held = proxy.next()
+    held.apply()
+    writers.run_b()
+    held.drop()
+    succeeded(writers.finish_a())
+    assert writers.usage() == 1

@@ -466,7 +466,7 @@ class LostAnswers(GatewayKV):
         self.lost = 0
         self.meanwhile = meanwhile
 
-    def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+    def put_if(self, key: str, value: bytes | None, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
         if self.lost == 0:
             self.lost += 1
             if self.apply:

@@ -158,10 +158,13 @@ class NodeStore(Generic[R]):
         return stored
 
     def put(self, node: str, record: R) -> R:
-        """Overwrite unconditionally: for writes that do not depend on what was stored (even unreadable)."""
+        """Overwrite whatever is stored (even an unreadable record): for writes that do not depend on it.
+
+        Guarded all the same, so that it lands exactly once: sent again after its answer was lost, a plain
+        put could overwrite another writer's change made in between (decision 20)."""
         check_node_name(node)
         stored, data = self._storable(node, record)
-        self._kv.put(self.key(node), data)
+        self._write(node, lambda entry: None if entry is not None and entry.value == data else (stored, data))
         return stored
 
     def update(self, node: str, change: Callable[[R | None], R]) -> Change[R]:
@@ -187,20 +190,22 @@ class NodeStore(Generic[R]):
             made.append(Change(before, stored))
             return None if entry is not None and data == entry.value else (stored, data)
 
-        return made[self._write(node, changed)]
+        number = self._write(node, changed)
+        return made[number if number >= 0 else -1 - number]
 
-    def _write(self, node: str, change: Callable[[Entry | None], tuple[R, bytes] | None]) -> int:
+    def _write(self, node: str, change: Callable[[Entry | None], tuple[R | None, bytes | None] | None]) -> int:
         """Write ``change`` of the record as one guarded transaction, exactly once (decision 20); the
-        number of the ``change`` call whose record was written (or that found nothing to write), from 0.
+        number of the ``change`` call whose record was written, from 0, or -1 - that number when it found
+        nothing to write.
 
-        ``change`` gets the stored entry (``None``: absent) and returns the record and bytes to write, or
-        None to write nothing. Each attempt's transaction also writes a token of its own to the node's
-        token key (``token_key``), beside the record and outside the reference's keys. An attempt whose
-        answer is not a clean success (another writer's change came first; the answer was lost, cut, or
-        unreadable) is pending until settle.py finds out from etcd which change came first after the
-        revision it guarded: its own (it landed: the call is done), another's (it can never land: its
-        compare is dead, so the change is made again on what is stored now), or none yet (it may still
-        land: the next attempt guards the same revision, so at most one of them lands).
+        ``change`` gets the stored entry (``None``: absent) and returns the record and bytes to write (no
+        bytes: delete the record), or None to write nothing. Each attempt's transaction also writes a token
+        of its own to the node's token key (``token_key``), beside the record and outside the reference's
+        keys. An attempt whose answer is not a clean success (another writer's change came first; the
+        answer was lost, cut, or unreadable) is pending until settle.py finds out from etcd which change
+        came first after the revision it guarded: its own (it landed: the call is done), another's (it can
+        never land: its compare is dead, so the change is made again on what is stored now), or none yet
+        (it may still land: the next attempt guards the same revision, so at most one of them lands).
         """
         key, tokens = self.key(node), self._tokens + node
         pending: list[Attempt] = []
@@ -218,7 +223,7 @@ class NodeStore(Generic[R]):
                 entry = self._kv.get(key)
             wanted = change(entry)
             if wanted is None:
-                return attempt
+                return -1 - attempt
             guard = 0 if entry is None else entry.mod_revision
             token = self._token()
             try:
@@ -228,7 +233,7 @@ class NodeStore(Generic[R]):
 
                 if not isinstance(exc, errors.AmbiguousWrite):
                     raise settle.unknown(node, pending, exc) from None
-                pending.append(settle.Attempt(guard, token, attempt, str(exc)))
+                pending.append(settle.Attempt(guard, token, attempt, str(exc), wanted[1] is None))
                 found = None
                 continue
             if found is None:
@@ -237,7 +242,7 @@ class NodeStore(Generic[R]):
             from resource_extend.store import settle
             from resource_extend.store.etcd import retry  # only a lost race pays for it
 
-            pending.append(settle.Attempt(guard, token, attempt, "its compare failed"))
+            pending.append(settle.Attempt(guard, token, attempt, "its compare failed", wanted[1] is None))
             retry.backoff(attempt)
         from resource_extend.store import settle
 
@@ -263,9 +268,12 @@ class NodeStore(Generic[R]):
         return stored, data
 
     def delete(self, node: str) -> None:
-        # Not name-checked: removing is how an operator cleans up a name an older version stored. The write
-        # token goes with the record, in the same transaction.
-        self._kv.delete([self.key(node), self._tokens + node])
+        """Remove the node's record and its write token, in one guarded transaction (settled as every write
+        is: sent again after its answer was lost, a plain delete could remove a node added in between). A
+        token without its record (the Go remove-node leaves it) is removed too."""
+        # Not name-checked: removing is how an operator cleans up a name an older version stored.
+        if self._write(node, lambda entry: None if entry is None else (None, None)) < 0:
+            self._kv.delete([self._tokens + node])
 
     def _decode(self, node: str, data: bytes) -> R:
         try:

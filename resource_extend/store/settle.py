@@ -18,6 +18,8 @@ which another writer's equal change also produces:
   create revision is that change.
 - The token key's value now, when it is one of this call's tokens, says at once that that attempt landed
   (only that attempt's transaction writes it).
+- A delete (remove-node) writes no token: it landed if the record is gone at that first change, whoever
+  removed it, since the node is then removed as the call asked; a change that left a record kills it.
 
 Only when etcd has compacted the revisions that would tell, or cannot be read, does the call fail, saying
 that whether the write applied is unknown. Imported only when a write was not a clean success.
@@ -38,15 +40,16 @@ UNKNOWN = "whether the write applied is unknown"
 class Attempt:
     """One guarded write this call sent whose outcome is not known yet: the record's mod_revision it
     guarded (0: the record's absence), its token, the number of the change it carried, and what its answer
-    was instead of a clean success."""
+    was instead of a clean success; ``deletes``: it deletes the record (and its token) rather than writing it."""
 
-    __slots__ = ("guard", "number", "token", "why")
+    __slots__ = ("deletes", "guard", "number", "token", "why")
 
-    def __init__(self, guard: int, token: bytes, number: int, why: str) -> None:
+    def __init__(self, guard: int, token: bytes, number: int, why: str, deletes: bool = False) -> None:
         self.guard = guard
         self.token = token
         self.number = number
         self.why = why
+        self.deletes = deletes
 
 
 def now(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], found: Snapshot | None) -> Snapshot:
@@ -64,7 +67,7 @@ def landed(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], now
     still land (the record has not changed since the revision they guarded)."""
     token = now.entries[1]
     for attempt in pending:
-        if token is not None and token.value == attempt.token:
+        if token is not None and token.value == attempt.token and not attempt.deletes:
             return attempt
     alive: list[Attempt] = []
     for guard in dict.fromkeys(attempt.guard for attempt in pending):
@@ -77,10 +80,11 @@ def landed(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], now
             alive += group
             continue
         made = first.entries[1]  # the token key at the first change: whose change it was
-        if made is not None and made.mod_revision == first.revision:
-            for attempt in group:
-                if made.value == attempt.token:
-                    return attempt
+        for attempt in group:
+            if attempt.deletes and first.entries[0] is None:
+                return attempt  # the record went at that change: removed, by this call or as it asked
+            if made is not None and made.mod_revision == first.revision and made.value == attempt.token:
+                return attempt
     pending[:] = alive
     return None
 

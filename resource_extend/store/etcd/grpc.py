@@ -164,7 +164,7 @@ class GrpcKV:
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
 
-    def put_if(self, key: str, value: bytes, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+    def put_if(self, key: str, value: bytes | None, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
         raw, token_raw = key.encode(), token_key.encode()
         compare = etcdrpc.Compare(
             key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
@@ -174,18 +174,24 @@ class GrpcKV:
             success=[
                 etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value)),
                 etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=token_raw, value=token)),
+            ]
+            if value is not None
+            else [  # a guarded delete: the record and its token go together
+                etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=raw)),
+                etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=token_raw)),
             ],
             # As GatewayKV.put_if: a failed compare answers with what it found.
             failure=[_op(etcdrpc.RangeRequest(key=raw)), _op(etcdrpc.RangeRequest(key=token_raw))],
         )
         reply = self._call("Txn", request, guarded=True)
+        done = "response_put" if value is not None else "response_delete_range"
         answered = int(reply.header.revision)
         problem = None
         if answered < self._seen:
             problem = f"a write answered at revision {answered}, older than the revision {self._seen} read before it"
         elif len(reply.responses) != 2:
             problem = f"a transaction of 2 operations answered with {len(reply.responses)}"
-        elif any(r.WhichOneof("response") != ("response_put" if reply.succeeded else "response_range")
+        elif any(r.WhichOneof("response") != (done if reply.succeeded else "response_range")
                  for r in reply.responses):  # fmt: skip
             problem = "a transaction answered with responses of the other branch"
         if problem is not None:
