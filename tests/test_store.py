@@ -161,7 +161,7 @@ class UnreadablePipeline(GatewayKV):
 
 
 def without_h2(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Span reads go the gateway's pipelined way, as they do whenever h2.py cannot read them."""
+    """Span reads go the gateway's pipelined way, as they do whenever h2/client.py cannot read them."""
     monkeypatch.setattr(gatewaybulk, "_spans_over_h2", lambda *_: None)
 
 
@@ -223,7 +223,7 @@ def test_pipelined_chunks_carry_tls_and_the_auth_token(
     kv.sends.clear()
     got = store.get_many([f"n{i:02}" for i in range(23)])
     assert [record.capacity for record in got.values()] == [{"x": i + 1} for i in range(23)]
-    # The counting, then over TLS the five reads pipelined; from a plain member they go over h2 (h2.py),
+    # The counting, then over TLS the five reads pipelined; from a plain member they go over h2 (h2/client.py),
     # which carries the token too: nothing is read again over the gateway.
     assert kv.sends == ([1, 5] if cluster == "tls" else [1])
 

@@ -1,6 +1,6 @@
 """What calculate-deploy of both plugins shares beyond its request: the node it plans on, and how a plan on
 a node without a record fails. How many workloads a call may plan is read with the request
-(``params.deploy_count``)."""
+(``requests.deploy_count``)."""
 
 from __future__ import annotations
 

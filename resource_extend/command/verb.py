@@ -71,7 +71,7 @@ class Call(Generic[R]):
     @property
     def store(self) -> NodeStore[R]:
         if self._store is None:
-            # Lazy: verbs without a store import neither, and etcd.open imports only the configured transport.
+            # Lazy: verbs without a store import neither, and transport.open imports only the configured transport.
             from resource_extend.store.etcd import transport
             from resource_extend.store.nodes import NodeStore
 

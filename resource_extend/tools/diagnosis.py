@@ -5,7 +5,7 @@ A finding names the node, the kind of problem, the detail (path and value) and t
 Two questions are asked of the raw bytes: can this implementation read the record (the plugin's own
 decoder answers, with its own words), and could the Go reference (its ``json.Unmarshal`` into the record
 structs: integer fields take only integer literals that fit int64, every field its declared JSON type).
-The plugin modules (``gpu/checks.py``, ``storage/checks.py``) then check a readable record's numbers.
+The plugin modules (``counted/checks.py``, ``storage/checks.py``) then check a readable record's numbers.
 Nothing here does I/O.
 """
 

@@ -1,4 +1,4 @@
-"""The deploy-capacity arithmetic both plugins share (capacity.py), as Go computes it."""
+"""The deploy-capacity arithmetic both plugins share (capacity/), as Go computes it."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from resource_extend.store.etcd.endpoints import Endpoint
 
 
-# h2.py bounds a header block by this too.
+# h2/client.py bounds a header block by this too.
 MAX_HEAD = http1.MAX_HEAD
 
 

@@ -1,7 +1,8 @@
 """``KV`` over etcd's native gRPC API, for clusters that do not serve the v3 JSON gateway.
 
-Selected with ``etcd.transport: grpc``; ``resource_extend.store.etcd.open`` imports this module only then: grpc
-and protobuf cost more to import than a whole gateway call, and core spawns a process per call.
+Selected with ``etcd.transport: grpc``; ``resource_extend.store.etcd.transport.open`` imports this module
+only then: grpc and protobuf cost more to import than a whole gateway call, and core spawns a process per
+call.
 
 The request and reply messages and the KV/Auth stubs are the generated code of etcd-sdk-python
 (``pyetcd.etcdrpc``, built against protobuf 5+). Its high-level client is not used: it has no deadline

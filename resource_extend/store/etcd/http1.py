@@ -1,7 +1,7 @@
 """HTTP/1.1 replies parsed from bytes fed in, without a socket: connection.py reads, this module decides.
 
 Kept apart from the socket so that every framing a reply can use (Content-Length, chunked, read until the
-peer closes) is held to one bound, ``MAX_REPLY``, the same as h2.py's ``MAX_MESSAGE``, and so that
+peer closes) is held to one bound, ``MAX_REPLY``, the same as h2/client.py's ``MAX_MESSAGE``, and so that
 tests/unit/store/etcd/test_http1.py can hold the parser to the ``h11`` package's reading of the same bytes.
 A reply past the bound is refused as soon as its framing says so (a Content-Length, a chunk size), or
 as soon as that many bytes arrived (read until close): an endless or enormous reply costs a call the
@@ -15,7 +15,7 @@ from __future__ import annotations
 # The most a status line and headers may take: etcd's are a few hundred bytes.
 MAX_HEAD = 65536
 # The most one reply's body may take. etcd's biggest answer here is a scan of a whole directory (10,000
-# storage nodes: ~13 MB of JSON); h2.py holds a gRPC answer to the same figure.
+# storage nodes: ~13 MB of JSON); h2/client.py holds a gRPC answer to the same figure.
 MAX_REPLY = 64 << 20
 # A chunk-size line: 15 hex digits and a chunk extension, with room to spare.
 MAX_LINE = 1024

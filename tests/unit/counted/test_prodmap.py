@@ -1,4 +1,4 @@
-"""The GPU plugin's product-count maps (gpu/prodmap.py): arithmetic, validation and strict reading."""
+"""The GPU plugin's product-count maps (counted/prodmap.py): arithmetic, validation and strict reading."""
 
 from __future__ import annotations
 

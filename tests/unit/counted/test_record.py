@@ -1,4 +1,4 @@
-"""GPU records (gpu/record.py), without etcd: combine, usage reconciliation, the stored bytes and
+"""GPU records (counted/record.py), without etcd: combine, usage reconciliation, the stored bytes and
 ``problems``.
 
 Two paths must agree (decision 9): ``checked`` refuses a record exactly when ``write_problems`` names

@@ -1,4 +1,4 @@
-"""The GPU scheduler (gpu/scheduler.py): deploy capacity against the reference's table, allocation,
+"""The GPU scheduler (counted/scheduler.py): deploy capacity against the reference's table, allocation,
 and a realloc that gives back everything a deploy took leaving the usage as it was before the deploy."""
 
 from __future__ import annotations

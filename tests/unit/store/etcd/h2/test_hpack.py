@@ -1,4 +1,4 @@
-"""HPACK decoding (etcd/headerblock.py) against the hpack package's encoder and tables: the static table, the
+"""HPACK decoding (etcd/h2/hpack.py) against the hpack package's encoder and tables: the static table, the
 Huffman code written down as data, and blocks that use the dynamic table as grpc-go does."""
 
 from __future__ import annotations

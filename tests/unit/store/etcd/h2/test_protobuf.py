@@ -1,4 +1,4 @@
-"""etcd/protobuf.py against the generated protobuf code of etcd's API (etcd-sdk-python's ``pyetcd.etcdrpc``):
+"""etcd/h2/protobuf.py against the generated protobuf code of etcd's API (etcd-sdk-python's ``pyetcd.etcdrpc``):
 the RangeRequest it writes, and every RangeResponse the generated code writes read back field for field."""
 
 from __future__ import annotations
