@@ -199,3 +199,22 @@ def test_a_restore_that_applied_and_lost_its_answer_never_overwrites_the_change_
     held.drop()
     succeeded(writers.finish_a())
     assert writers.usage() == 1
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_an_add_node_that_applied_and_lost_its_answer_succeeds_though_another_wrote_on_top(
+    plugin: str, writers: Writers, proxy: HoldProxy
+) -> None:
+    # A create is settled at the record's creation: A's token there. Read back by bytes, B's +1 on top
+    # made A's create look lost, and A's second try answered "node already exists".
+    added = json.dumps({"nodename": "n2", "resource": SEED[plugin]["capacity"], "info": None}).encode()
+    increment = json.dumps({**INCREMENT[plugin], "nodename": "n2"}).encode()
+    proxy.hold(1)
+    writers.start_a("add-node", added)
+    held = proxy.next()
+    held.apply()
+    writers.run_b("set-node-resource-usage", increment)
+    held.drop()
+    succeeded(writers.finish_a())
+    stored = writers.etcd.get(f"{writers.prefix}/resource/{plugin}/n2")
+    assert stored is not None and used(plugin, json.loads(stored)) == 1
