@@ -78,8 +78,10 @@ def _explain(
         )
     doc = jsonio.loads_request(data)
     bounds.check_request(doc)
-    # The verb's own request checks (deploy_count is a key it ignores), then explain's own.
-    validation.check(plugin.name, "get-nodes-deploy-capacity", "request", doc, plugin.schemas)
+    # The verb's own request checks (deploy_count is explain's key, which the verb would refuse as unknown:
+    # decision 19), then explain's own.
+    verb_doc = {key: value for key, value in doc.items() if key != "deploy_count"}
+    validation.check(plugin.name, "get-nodes-deploy-capacity", "request", verb_doc, plugin.schemas)
     asked = _asked(doc, settings)
     if not nodes and doc.get("nodenames"):
         from resource_extend import requests
