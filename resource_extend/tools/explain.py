@@ -158,6 +158,7 @@ def explain_records(
                 rows.append(Row(node, UNREADABLE, None, Limit(UNREADABLE, f"record unreadable: {why} (run doctor)")))
                 continue
         capacity, limit = capacity_of(record)
+        capacity = max(capacity, 0)  # an over-committed node takes none; its limit says why, never "-7"
         if capacity >= asked:
             rows.append(Row(node, state, capacity, None))
             continue
