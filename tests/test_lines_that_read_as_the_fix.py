@@ -141,3 +141,17 @@ def test_a_ca_directory_is_named_with_the_config_files_name(gpu: PluginDir, tmp_
     # The file's name as every other config line gives it (core runs the plugin in its directory: gpu.yaml).
     assert line.startswith(f"resource-gpu get-node-resource-info: config gpu.yaml: etcd.ca: {ca}: is a directory"), line
     assert f"{ca}/<file>.pem" in line, line
+
+
+def test_a_ca_file_the_tls_library_cannot_load_is_named_with_the_config_files_name(
+    gpu: PluginDir, tmp_path: Path
+) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a certificate\n")
+    config = gpu.path / "gpu.yaml"
+    settings = json.loads(config.read_text())
+    # A member that accepts the connection: the file is loaded once a TLS connection is to be made.
+    settings["etcd"].update(machines=[gpu.etcd.url.replace("http://", "https://")], ca=str(ca))
+    config.write_text(json.dumps(settings))
+    line = one_line(gpu, "get-node-resource-info", {"nodename": "n1"})
+    assert f"config gpu.yaml: etcd.ca: cannot load {ca}: " in line, line
