@@ -88,7 +88,10 @@ def short_of(
     volume plan, need 1, available 0" alone names neither."""
     from resource_extend.storage.scheduler.count import volume_limit  # the failure's words only
 
-    fits, limit = volume_limit(record, request.volumes_request, count)
+    try:
+        fits, limit = volume_limit(record, request.volumes_request, count)
+    except PluginError:  # the words are a help: never a failure of their own in place of the cause
+        return cause
     if limit is None or fits >= count:
         return cause
     detail = str(cause)[: -len(errors.InsufficientResource.SUFFIX) - 2]
