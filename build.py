@@ -172,19 +172,38 @@ def generated(code: str) -> str:
 
 
 def without_definitions(code: str) -> str:
-    """The generated code with every ``definition=`` argument of a raise made ``None``.
+    """The generated code with every ``definition=`` argument of a raise cut to what the failure line reads.
 
-    Each raise carries the schema fragment it checked as a dict display, which nothing reads (a failure
-    line names the path, the rule and the value: validation.describe), and those constants are half of
-    what a call spends unmarshalling its two validators.
+    Each raise carries the schema fragment it checked as a dict display, and those constants are half of
+    what a call spends unmarshalling its two validators. A failure line names the path, the rule and the
+    value (validation.describe), and reads two things of the fragment: an unknown key's raise keeps the
+    names of the keys read there (``properties``, for the did-you-mean of decision 19), the raise of a type
+    that admits a list its ``type``. Every other raise carries ``None``.
     """
     tree = ast.parse(code)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
+            rules = [k.value.value for k in node.keywords if k.arg == "rule" and isinstance(k.value, ast.Constant)]
             for keyword in node.keywords:
                 if keyword.arg == "definition":
-                    keyword.value = ast.Constant(None)
+                    keyword.value = _kept(keyword.value, rules[0] if rules else None)
     return ast.unparse(tree) + "\n"
+
+
+def _kept(display: ast.expr, rule: object) -> ast.expr:
+    """What describe reads of one raise's schema fragment: ``{"properties": {name: None, ...}}`` for an
+    unknown key, ``{"type": [...]}`` for a type that admits a list; ``None`` for any other."""
+    wanted = {"additionalProperties": "properties", "type": "type"}.get(rule) if isinstance(rule, str) else None
+    if wanted is None or not isinstance(display, ast.Dict):
+        return ast.Constant(None)
+    for key, value in zip(display.keys, display.values):
+        if isinstance(key, ast.Constant) and key.value == wanted:
+            if wanted == "properties" and isinstance(value, ast.Dict):
+                value = ast.Dict(keys=list(value.keys), values=[ast.Constant(None) for _ in value.keys])
+            elif wanted == "type" and "array" not in ast.literal_eval(value):
+                break  # only a list's type changes the line (describe: "a list is read here")
+            return ast.Dict(keys=[ast.Constant(wanted)], values=[value])
+    return ast.Constant(None)
 
 
 def git_revision() -> str:

@@ -61,6 +61,7 @@ class EtcdConfig:
         "password",
         "prefix",
         "request_timeout",
+        "source",
         "total_timeout",
         "transport",
         "username",
@@ -79,6 +80,7 @@ class EtcdConfig:
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
         transport: str = DEFAULT_TRANSPORT,
+        source: str = "",
     ) -> None:
         self.machines = machines
         self.endpoints = tuple(parse_endpoint(url) for url in machines)
@@ -86,6 +88,13 @@ class EtcdConfig:
         self.username, self.password = username, password
         self.dial_timeout, self.request_timeout, self.total_timeout = dial_timeout, request_timeout, total_timeout
         self.transport = transport
+        self.source = source  # the file it was read from, for the errors found only when it is used
+
+    @property
+    def where(self) -> str:
+        """How a failure found when the transport uses a setting starts: ``config gpu.yaml``, as a failure
+        found when the file loads does (``config`` alone for an EtcdConfig built without a file)."""
+        return f"config {self.source}" if self.source else "config"
 
     @property
     def client_certificate(self) -> bool:
@@ -249,6 +258,7 @@ def parse(path: str, doc: Any) -> Config:
             request_timeout=_seconds(path, etcd, "request_timeout", DEFAULT_REQUEST_TIMEOUT),
             total_timeout=_seconds(path, etcd, "total_timeout", DEFAULT_TOTAL_TIMEOUT),
             transport=transport,
+            source=path,
         ),
         bounds=Bounds.read(path, scheduler),
         raw=doc,
@@ -391,4 +401,14 @@ def tls_file_problem(ca: str, cert: str, key: str) -> str:
     for name, file in (("ca", ca), ("cert", cert), ("key", key)):
         if file and not posix.access(file, posix.R_OK):
             return f"etcd.{name}: {file}: {_why_unreadable(file)}"
+        if file and _is_directory(file):  # readable, but ssl loads files only: said here, with the file's name
+            pem = f"{file.rstrip('/')}/<file>.pem"
+            return f"etcd.{name}: {file}: is a directory; name the PEM file in it (etcd.{name}: {pem})"
     return ""
+
+
+def _is_directory(path: str) -> bool:
+    try:
+        return (posix.stat(path).st_mode & 0o170000) == 0o040000  # S_IFDIR, without importing stat
+    except (OSError, ValueError):
+        return False

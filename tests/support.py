@@ -144,6 +144,15 @@ def grpc_executable(build: Path, plugin: str) -> str:
     return str(build / f"resource-{plugin}")
 
 
+def keys_read(plugin: str, verb: str, request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` without the top-level keys ``verb`` does not read, which decision 19 refuses: one request
+    holding the keys of many verbs then serves each of them."""
+    schema = json.loads((ROOT / "schemas" / plugin / f"{verb}.request.json").read_text())
+    if schema.get("additionalProperties") is not False:
+        return dict(request)
+    return {key: value for key, value in request.items() if key in schema.get("properties", {})}
+
+
 def plugin_dir(path: Path, plugin: str, etcd: dict[str, Any]) -> Path:
     """A plugin directory whose yaml holds only this ``etcd`` section."""
     path.mkdir(parents=True, exist_ok=True)

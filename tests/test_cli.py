@@ -56,6 +56,7 @@ def test_help_and_version_print_to_stdout(tmp_path: Path) -> None:
     assert version.returncode == 0
     labels = [line[:16] for line in version.stdout.decode().splitlines()]
     assert labels == [
+        "Plugin:         ",
         "Version:        ",
         "Git hash:       ",
         "Built:          ",

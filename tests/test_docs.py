@@ -342,6 +342,8 @@ def test_the_readmes_make_etcd_up_starts_an_etcd_and_etcd_down_stops_it_by_its_p
     up = subprocess.run(["make", "-s", "etcd-up", *where], cwd=ROOT, capture_output=True, text=True, timeout=120)
     try:
         assert up.returncode == 0, up.stderr
+        # It says which etcd it started: the first on PATH may be a distribution's older minor (issue 36).
+        assert f"binary: {binary('etcd')}, etcd Version: " in up.stdout, up.stdout
         pid = int(Path(f"{data}.pid").read_text())
         assert _wait(lambda: pid in _running(data)), "etcd-up started no etcd"
         # The pid file names etcd itself, not a wrapper: its executable is etcd.

@@ -208,7 +208,7 @@ def test_an_add_node_that_applied_and_lost_its_answer_succeeds_though_another_wr
     # A create is settled at the record's creation: A's token there. Read back by bytes, B's +1 on top
     # made A's create look lost, and A's second try answered "node already exists".
     added = json.dumps({"nodename": "n2", "resource": SEED[plugin]["capacity"], "info": None}).encode()
-    increment = json.dumps({**INCREMENT[plugin], "nodename": "n2"}).encode()
+    increment = json.dumps(INCREMENT[plugin]).replace('"n1"', '"n2"').encode()
     proxy.hold(1)
     writers.start_a("add-node", added)
     held = proxy.next()

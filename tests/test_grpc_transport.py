@@ -33,6 +33,7 @@ from tests.support import (
     STORE_VERBS,
     executable,
     grpc_executable,
+    keys_read,
     one_clean_line,
     plugin_dir,
     race,
@@ -175,7 +176,7 @@ def test_no_reachable_endpoint_fails_fast_and_clean_naming_each(
     request: dict[str, Any] = {"nodename": "n1", "resource": {}, "info": None, "resource_request": None,
                                "workloads_resource": None, "delta": True, "incr": True}  # fmt: skip
     started = time.monotonic()
-    line = one_clean_line(call(grpc_executable(grpc_build, plugin), work, verb, request))
+    line = one_clean_line(call(grpc_executable(grpc_build, plugin), work, verb, keys_read(plugin, verb, request)))
     assert time.monotonic() - started < 10
     assert verb in line and refused in line and silent_endpoint in line
 

@@ -104,7 +104,7 @@ def test_help_to_a_full_disk_is_one_line_and_exit_128(plugin_dir: PluginDir) -> 
         (["get-node-resource-info"], b"{not json", 128, b"", 1),
         (["bogus"], b"{}", 2, b"", 2),
         ([], b"", 2, b"", 2),
-        (["--version"], b"", 0, b"Version:", 0),
+        (["--version"], b"", 0, b"Plugin:", 0),
     ],
 )
 def test_every_exit_path_flushes_its_output_and_keeps_its_status(

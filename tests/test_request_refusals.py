@@ -123,8 +123,10 @@ def test_a_huge_deploy_count_is_refused_early_naming_the_bound(
 @pytest.mark.parametrize("verb", ["calculate-deploy", "get-nodes-deploy-capacity"])
 def test_a_new_workload_with_a_negative_volume_size_is_refused(storage: PluginDir, verb: str) -> None:
     seed(storage, "n0", STORAGE_NODE)
-    key = "workload_resource_request" if verb == "calculate-deploy" else "workload_resource"
-    request = {"nodename": "n0", "nodenames": ["n0"], "deploy_count": 1, key: {"volumes": ["AUTO:/data:rw:-10G"]}}
+    asked = {"volumes": ["AUTO:/data:rw:-10G"]}
+    request: dict[str, Any] = {"nodename": "n0", "deploy_count": 1, "workload_resource_request": asked}
+    if verb == "get-nodes-deploy-capacity":
+        request = {"nodenames": ["n0"], "workload_resource": asked}
     refused(storage, verb, request, "AUTO:/data:rw:-10737418240", "negative size", "0 (unlimited) or more")
 
 

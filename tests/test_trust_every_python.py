@@ -204,8 +204,9 @@ def test_every_malformed_record_is_a_node_without_capacity_in_bulk_reads_and_nam
 
 
 def deep(depth: int) -> bytes:
-    """A request whose object holds lists ``depth`` levels deep, itself included."""
-    return b'{"nodename":"n1","x":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+    """A request whose object holds lists ``depth`` levels deep, itself included (under a key the verbs read,
+    whose elements that are not objects they drop: decision 19 refuses a key they do not read)."""
+    return b'{"nodename":"n1","workloads_resource":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
 
 
 GARBLED_STDIN = {
@@ -215,7 +216,10 @@ GARBLED_STDIN = {
     # 3.9 and 3.10 leave "digits" out of "(4300 digits)".
     b'{"nodename":"n1","deploy_count":1' + b"0" * 5000 + b"}": "decode plugin input: Exceeds the limit (4300 digits) "
     "for integer string conversion: value has 5001 digits",
-    b'{"nodename":"n1","x":' + b"[" * 100000 + b"]" * 100000 + b"}": "decode plugin input: nested too deeply",
+    b'{"nodename":"n1","workloads_resource":'
+    + b"[" * 100000
+    + b"]" * 100000
+    + b"}": "decode plugin input: nested too deeply",
     # Past 500 levels, refused on every interpreter (3.9-3.11 decode about 990, 3.12 1100 or more, 3.13 5000+).
     **{deep(depth): "decode plugin input: nested too deeply" for depth in (501, 1200, 5000)},
     deep(500): "",  # read

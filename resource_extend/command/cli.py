@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 128
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
 
 def serve_named(name: str) -> NoReturn:
@@ -50,6 +51,9 @@ def serve_named(name: str) -> NoReturn:
             early = parsed(name, args[0], None, _read_stdin)
         except Exception as exc:  # raised by answer() where it would have been, with the same handling
             early = exc
+        except KeyboardInterrupt:  # Ctrl-C at the terminal's prompt (_read_stdin): one line, no traceback
+            _err(f"resource-{name} {args[0]}: interrupted")
+            _exit(EXIT_INTERRUPTED)
     try:
         manifest = plugin(name)
     except Exception as exc:  # as the start words a plugin that cannot load (boot/start.py main)
@@ -69,6 +73,9 @@ def main(plugin: Plugin[Any], argv: list[str] | None = None, early: Early | None
     args = sys.argv[1:] if argv is None else argv
     try:
         status = _dispatch(plugin, args, early)
+    except KeyboardInterrupt:  # Ctrl-C by hand: one line, as every failure, never a traceback
+        _err(f"{prog(plugin)}{executable.verb_of(args)}: interrupted")
+        status = EXIT_INTERRUPTED
     except errors.UsageError as exc:
         _err(f"{prog(plugin)}: {exc}")
         from resource_extend.command import helptext  # help, version and usage texts: never a verb call's
@@ -127,10 +134,12 @@ def _dispatch(plugin: Plugin[Any], args: list[str], early: Early | None = None) 
         elif arg in ("--version", "-v") and not positional:
             from resource_extend.command import helptext
 
-            _out(helptext.version_text())
+            _out(helptext.version_text(plugin))
             return 0
         elif arg.startswith("-") and arg != "-":
-            raise errors.UsageError(f"unknown option {arg!r}")
+            from resource_extend.command import helptext
+
+            raise errors.UsageError(helptext.unknown_option(arg))
         else:
             positional.append(arg)
         i += 1
@@ -267,7 +276,16 @@ def parsed(plugin: str, verb: str, config_flag: str | None, stdin: Callable[[int
     bounds = settings.bounds
     data = stdin(bounds.max_stdin_bytes)
     bounds.check_stdin(len(data))
-    request = jsonio.loads_request(data)
+    try:
+        request = jsonio.loads_request(data)
+    except PluginError as exc:
+        if str(exc) != jsonio.EMPTY_INPUT:
+            raise
+        # Run by hand without the pipe: say what goes on stdin, as explain does, not a bare "EOF".
+        raise PluginError(
+            f"{exc}: stdin is empty; {verb} reads its request there, one JSON object: echo '{{...}}' |"
+            f" resource-{plugin} {verb} (resource-{plugin} {verb} --help shows its keys and an example)"
+        ) from None
     bounds.check_request(request)  # before the schema walks a list of a million names
     return settings, request, send(settings, plugin, verb, request)
 
@@ -285,6 +303,12 @@ def _read_stdin(limit: int) -> bytes:
     stdin costs at most the limit in memory and time, however much is behind it."""
     if sys.stdin is None:  # started with fd 0 closed: no request
         return b""
+    if posix.isatty(0):  # a person at a terminal, never core: say what the silence waits for
+        command = sys.argv[0].rpartition("/")[2] + executable.verb_of(sys.argv[1:])
+        _err(
+            f"{command}: reading the request from the terminal: type one JSON object, then Ctrl-D on a line of"
+            f" its own (Ctrl-C gives up); or pipe it in: echo '{{...}}' | {command}"
+        )
     try:
         return sys.stdin.buffer.read(limit + 1)
     except OSError as exc:

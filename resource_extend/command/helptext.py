@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 CONFIG_ENV = "ERU_RESOURCE_CONFIG_PATH"  # config.CONFIG_ENV; repeated so help imports no config code
 
 
-def version_text() -> str:
+def version_text(plugin: Plugin[Any]) -> str:
+    """The build's identity, the reference's labels after a first line naming the plugin: ``--version`` of an
+    executable renamed on install, or of a wheel's console command, says which plugin it is."""
     try:
         from resource_extend import _build_info as info  # type: ignore[attr-defined]
 
@@ -30,6 +32,7 @@ def version_text() -> str:
         revision, built, precompiled, built_for = "HEAD", "now", (), None
     runtime = f"Python {sys.version.split()[0]}"
     return (
+        f"{'Plugin:':<16}{prog(plugin)} ({plugin.summary})\n"
         f"{'Version:':<16}{__version__}\n{'Git hash:':<16}{revision}\n{'Built:':<16}{built}\n"
         f"{'Python version:':<16}{runtime}\n{'OS/Arch:':<16}{sys.platform}/{posix.uname().machine}\n"
         f"{'Bytecode:':<16}{bytecode(precompiled, built_for)}\n{'Transports:':<16}{transports()}\n"
@@ -72,6 +75,18 @@ def transports() -> str:
 
 def usage_line(plugin: Plugin[Any]) -> str:
     return f"usage: {prog(plugin)} [--config PATH] <verb> < request.json   ({prog(plugin)} --help lists the verbs)"
+
+
+# The options the command line reads (cli._dispatch), for an unknown one's did-you-mean.
+OPTIONS = ("--config", "--node", "--help", "--json", "--verbose", "--version")
+
+
+def unknown_option(arg: str) -> str:
+    """``unknown option '--jsn'; did you mean '--json'?``, as an unknown verb is worded."""
+    import difflib  # the error path only
+
+    close = difflib.get_close_matches(arg.partition("=")[0], OPTIONS, n=1, cutoff=0.6)
+    return f"unknown option {arg!r}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def unknown_verb(plugin: Plugin[Any], name: str) -> str:

@@ -36,6 +36,9 @@ def node_deploy_limit(record: CountedRecord, request: ProdMap) -> tuple[int, Lim
     free, wanted = record.available().get(product, 0), request[product]
     if product not in (record.capacity or {}):
         return capacity, Limit(product, f"{product}: none on the node, {wanted} per workload")
+    if free < 0:  # not "-7 free": usage above capacity, which doctor checks
+        has = (record.capacity or {}).get(product, 0)
+        return 0, Limit(product, f"{product}: over-committed, {has - free} used of {has} ({-free} over; run doctor)")
     return capacity, Limit(product, f"{product}: {free} free, {wanted} per workload")
 
 

@@ -235,6 +235,10 @@ def _go_numbers(value: Any) -> Any:
     return value
 
 
+# An empty (or all-whitespace) stdin, in Go's words; the command line adds what goes there.
+EMPTY_INPUT = "decode plugin input: EOF"
+
+
 def loads_request(data: bytes) -> dict[str, Any]:
     """Decode the one JSON value on stdin into a request object (``null`` reads as no fields).
 
@@ -245,7 +249,7 @@ def loads_request(data: bytes) -> dict[str, Any]:
     text = data.decode("utf-8", errors="replace")
     stripped = text.lstrip(_WHITESPACE)
     if not stripped:
-        raise PluginError("decode plugin input: EOF")
+        raise PluginError(EMPTY_INPUT)
     value = _go_value(_REQUEST, stripped, False, "decode plugin input")
     if value is None:
         return {}

@@ -121,14 +121,72 @@ def check(plugin: str, verb: str, direction: str, document: Any, schemas: str | 
 
 
 def describe(direction: str, exc: ValueError) -> str:
-    """The one line a schema violation becomes: the path, the rule, and the value that broke it."""
+    """The one line a schema violation becomes: the path, the rule, and the value that broke it.
+
+    A key the schema does not read (decision 19) is named by its whole path, with the nearest key read at
+    that place (``did you mean prod_count_map?``); a string where a list is read shows the list it meant.
+    """
     message = getattr(exc, "message", None) or str(exc)
     # Compiled messages call the document "data"; operators know it as the request or response.
     if message.startswith("data"):
         message = direction + message[4:]
+    rule = getattr(exc, "rule", None)
+    definition = getattr(exc, "definition", None)
+    value = getattr(exc, "value", None)
+    if rule == "additionalProperties" and isinstance(definition, dict) and isinstance(value, dict):
+        unknown = _unknown_key(value, definition)
+        if unknown is not None:
+            return f"{direction} does not match the schema: {unknown_key_line(direction, exc, unknown, definition)}"
     if hasattr(exc, "value"):  # what was sent, so the line shows the value next to the rule it broke
-        message += f", got {_shown(exc.value)}"
+        message += f", got {_shown(value)}"
+        if rule == "type" and isinstance(value, str) and isinstance(definition, dict):
+            types = definition.get("type")
+            if types == "array" or (isinstance(types, list) and "array" in types):
+                message += f": a list is read here, [{_shown(value)}]"
     return f"{direction} does not match the schema: {message}"
+
+
+def _unknown_key(value: dict[str, Any], definition: dict[str, Any]) -> str | None:
+    """The first key of ``value`` (in the order it was written) that ``definition`` does not read."""
+    known = definition.get("properties") or {}
+    for key in value:
+        if key not in known:
+            return str(key)
+    return None
+
+
+def unknown_key_line(direction: str, exc: ValueError, key: str, definition: dict[str, Any]) -> str:
+    """``request.workload_resource_request.prod_count is an unknown key; did you mean prod_count_map?``"""
+    name = getattr(exc, "name", None) or "data"
+    where = direction + name[4:] if name.startswith("data") else name
+    known = [str(k) for k in definition.get("properties") or {}]
+    line = f"{where}.{key} is an unknown key"
+    near = nearest(key, known)
+    return line + (f"; did you mean {near}?" if near is not None else " (this object takes no keys)")
+
+
+def nearest(word: str, candidates: list[str]) -> str | None:
+    """The candidate fewest edits away from ``word`` (case ignored), the first written on a tie."""
+    best: tuple[int, str] | None = None
+    for candidate in candidates:
+        distance = edits(word.lower(), candidate.lower())
+        if best is None or distance < best[0]:
+            best = (distance, candidate)
+    return None if best is None else best[1]
+
+
+def edits(a: str, b: str) -> int:
+    """Levenshtein distance with adjacent transpositions (``nodenmae`` is one edit from ``nodename``)."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        previous2, previous = previous, row
+    return previous[len(b)]
 
 
 def _shown(value: Any) -> str:

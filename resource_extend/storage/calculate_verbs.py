@@ -9,6 +9,7 @@ calculate-deploy loads neither the counts nor a realloc's code (nor creates thei
 
 from __future__ import annotations
 
+from resource_extend import errors
 from resource_extend.command.deploy import target_record, unknown_node
 from resource_extend.command.verb import Call
 from resource_extend.errors import PluginError
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from resource_extend.config import Config
     from resource_extend.requests.bounds import Bounds
     from resource_extend.storage.workload import WorkloadResource
+    from resource_extend.storage.workload_request import WorkloadRequest
 
     WireObject = dict[str, Any]
 
@@ -76,6 +78,9 @@ def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
     record, known = target_record(call, name)
     try:
         engines, resources = deploy(record, asked, count, CommitBudget(bounds, count, name))
+    except errors.InsufficientResource as cause:
+        short = short_of(call, name, record, asked, count, cause)
+        raise short if known else unknown_node(call, name, short) from None
     except PluginError as cause:
         raise cause if known else unknown_node(call, name, cause) from None
     return {
@@ -98,6 +103,36 @@ class CommitBudget:
 
         self.size += len(dumps(resource.to_json()).encode()) + 1
         self.bounds.check_commit(self.size, self.count, self.name)
+
+
+def short_of(
+    call: StorageCall,
+    node: str,
+    record: StorageRecord,
+    request: WorkloadRequest,
+    count: int,
+    cause: errors.InsufficientResource,
+) -> PluginError:
+    """A deploy that does not fit, with the volume or disk that stopped it in explain's words (the volume
+    bigger than any of the node's, the mount no disk holds) and where to see every limit: "not enough
+    volume plan, need 1, available 0" alone names neither."""
+    from resource_extend.storage.scheduler.count import volume_limit  # the failure's words only
+
+    try:
+        fits, limit = volume_limit(record, request.volumes_request, count)
+    except PluginError:  # the words are a help: never a failure of their own in place of the cause
+        return cause
+    if limit is None or fits >= count:
+        return cause
+    detail = str(cause)[: -len(errors.InsufficientResource.SUFFIX) - 2]
+    why = limit.text
+    if limit.kind == "disk quota" and not (record.capacity and record.capacity.disks):
+        why += (
+            "; the node has no disks, and IOPS/BPS are drawn from the disk a volume is on: add the disk to its"
+            " capacity (set-node-resource-capacity, resource_request.disks) or drop the IOPS/BPS"
+        )
+    where = f"resource-{call.plugin.name} explain --node {node}"
+    return errors.InsufficientResource(f"{detail}; {why} ({where} shows each limit)")
 
 
 def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:

@@ -78,8 +78,10 @@ def _explain(
         )
     doc = jsonio.loads_request(data)
     bounds.check_request(doc)
-    # The verb's own request checks (deploy_count is a key it ignores), then explain's own.
-    validation.check(plugin.name, "get-nodes-deploy-capacity", "request", doc, plugin.schemas)
+    # The verb's own request checks (deploy_count is explain's key, which the verb would refuse as unknown:
+    # decision 19), then explain's own.
+    verb_doc = {key: value for key, value in doc.items() if key != "deploy_count"}
+    validation.check(plugin.name, "get-nodes-deploy-capacity", "request", verb_doc, plugin.schemas)
     asked = _asked(doc, settings)
     if not nodes and doc.get("nodenames"):
         from resource_extend import requests
@@ -156,6 +158,7 @@ def explain_records(
                 rows.append(Row(node, UNREADABLE, None, Limit(UNREADABLE, f"record unreadable: {why} (run doctor)")))
                 continue
         capacity, limit = capacity_of(record)
+        capacity = max(capacity, 0)  # an over-committed node takes none; its limit says why, never "-7"
         if capacity >= asked:
             rows.append(Row(node, state, capacity, None))
             continue

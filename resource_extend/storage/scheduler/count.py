@@ -231,8 +231,12 @@ class DeployCount:
         from resource_extend.storage.scheduler.limits import size_text  # explain's words only
 
         capacity, usage = sides(record)
-        free, each = size_text(capacity.storage - usage.storage), size_text(self.request.storage_request)
-        return Limit("storage", f"storage: {free} free, {each} per workload")
+        each = size_text(self.request.storage_request)
+        if usage.storage > capacity.storage:  # not "-7G free": the node is over-committed, which doctor checks
+            used, has = size_text(usage.storage), size_text(capacity.storage)
+            over = size_text(usage.storage - capacity.storage)
+            return Limit("storage", f"storage: over-committed, {used} used of {has} ({over} over; run doctor)")
+        return Limit("storage", f"storage: {size_text(capacity.storage - usage.storage)} free, {each} per workload")
 
     def _usage_rate(self, record: StorageRecord) -> tuple[float, float]:
         capacity, usage = sides(record)

@@ -302,11 +302,11 @@ class GrpcKV:
 
     def _tls(self) -> grpc.ChannelCredentials:
         if self._credentials is None:
-            root = _read(self._config.ca, "etcd.ca") if self._config.ca else None
+            root = _read(self._config.ca, "etcd.ca", self._config.where) if self._config.ca else None
             key = chain = None
             if self._config.client_certificate:
-                chain = _read(self._config.cert, "etcd.cert")
-                key = _read(self._config.key, "etcd.key")
+                chain = _read(self._config.cert, "etcd.cert", self._config.where)
+                key = _read(self._config.key, "etcd.key", self._config.where)
             self._credentials = grpc.ssl_channel_credentials(root, key, chain)
         return self._credentials
 
@@ -388,12 +388,12 @@ def _found(key: str, ranged: Any) -> Entry | None:
     return entry
 
 
-def _read(path: str, setting: str) -> bytes:
+def _read(path: str, setting: str, where: str) -> bytes:
     try:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as exc:
-        raise PluginError(f"config: {setting}: cannot read {path}: {exc.strerror or exc}") from None
+        raise PluginError(f"{where}: {setting}: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _reason(exc: grpc.RpcError) -> str:

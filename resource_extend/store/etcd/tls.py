@@ -51,14 +51,14 @@ def wrap(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig) -> socket.
         context = ssl.create_default_context(cafile=config.ca or None)
     except (OSError, ssl.SSLError) as exc:
         sock.close()
-        raise PluginError(f"config: etcd.ca: cannot load {config.ca}: {_ssl_reason(exc)}") from None
+        raise PluginError(f"{config.where}: etcd.ca: cannot load {config.ca}: {_ssl_reason(exc)}") from None
     if config.client_certificate:
         try:
             context.load_cert_chain(config.cert, config.key)
         except (OSError, ssl.SSLError) as exc:
             sock.close()
             raise PluginError(
-                f"config: etcd.cert/etcd.key: cannot load the client certificate {config.cert} "
+                f"{config.where}: etcd.cert/etcd.key: cannot load the client certificate {config.cert} "
                 f"with key {config.key}: {_ssl_reason(exc)}"
             ) from None
     try:
@@ -132,7 +132,7 @@ def _check_files(config: EtcdConfig) -> None:
 
     problem = tls_file_problem(config.ca, config.cert, config.key)
     if problem:
-        raise PluginError(f"config: {problem}")
+        raise PluginError(f"{config.where}: {problem}")
 
 
 # OpenSSL's X509_V_ERR codes for "the issuer is not one we trust".

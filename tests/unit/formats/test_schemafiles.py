@@ -75,6 +75,11 @@ REQUEST_REJECTION_ALLOWLIST: dict[str, str] = {
     "gpu/calculate-deploy/deploy-count-bad-string-is-zero": 'deploy_count "three" (decision 14)',
     "gpu/calculate-deploy/deploy-count-bool-is-zero": "deploy_count true (decision 14)",
     "storage/calculate-deploy/deploy-count-half-even": "deploy_count 2.5 (decision 14)",
+    # Decision 19: a value of the wrong type in what a person writes is refused, naming the key.
+    "gpu/add-node/non-object-resource-is-refused": "a node resource is an object or null (decision 19)",
+    "storage/add-node/non-string-volume-elements-refused": "volumes is a list of strings (decision 19)",
+    "storage/set-node-resource-capacity/rm-disks-non-string-refused": "rm-disks is a string (decision 19)",
+    "storage/calculate-deploy/non-list-volumes-refused": "a binding list is a list (decision 19)",
 }
 
 SCHEMA_FILES = sorted(p.relative_to(SCHEMAS).as_posix() for p in SCHEMAS.rglob("*.json"))
@@ -318,6 +323,46 @@ WRONG_STRUCTURE = [
         "workload binding list a string",
     ),
     ("storage", "get-metrics", {"nodes": "node-1"}, "nodes a string"),
+    # Decision 19: what a person writes is refused when the plugin does not read it as written.
+    ("gpu", "add-node", {"nodename": "n1", "resource": "x"}, "a non-object node resource"),
+    ("gpu", "add-node", {"nodname": "n1"}, "a misspelt top-level key"),
+    (
+        "gpu",
+        "calculate-deploy",
+        {"nodename": "n1", "workload_resource_request": {"prod_count": {"a": 1}}},
+        "prod_count",
+    ),
+    ("gpu", "calculate-realloc", {"nodename": "n1", "workload_resource_request": {"nvidia-3090": 1}}, "a bare product"),
+    ("gpu", "get-nodes-deploy-capacity", {"nodenames": ["n1"], "workload_resource": "x"}, "a string workload"),
+    ("gpu", "set-node-resource-usage", {"nodename": "n1", "resource_request": {"prod": {}}}, "usage request key"),
+    ("gpu", "calculate-deploy", {"nodename": "n1", "deploy_cont": 2}, "deploy_cont"),
+    (
+        "storage",
+        "get-nodes-deploy-capacity",
+        {"nodenames": ["n1"], "workload_resource": {"storage": True}},
+        "bool size",
+    ),
+    (
+        "storage",
+        "calculate-deploy",
+        {"nodename": "n1", "workload_resource_request": {"volumes": "AUTO:/d"}},
+        "one binding",
+    ),
+    ("storage", "calculate-deploy", {"nodename": "n1", "workload_resource_request": {"volume": [1]}}, "number binding"),
+    (
+        "storage",
+        "calculate-deploy",
+        {"nodename": "n1", "workload_resource_request": {"volumes_request": []}},
+        "_ for -",
+    ),
+    ("storage", "calculate-realloc", {"nodename": "n1", "workload_resource_request": {"storage-limt": "1G"}}, "limt"),
+    ("storage", "add-node", {"nodename": "n1", "resource": {"volumes": "/data0:1T"}}, "one volume string"),
+    ("storage", "add-node", {"nodename": "n1", "resource": {"volumes": ["/data0:1T", 5]}}, "number volume"),
+    ("storage", "add-node", {"nodename": "n1", "resource": {"storage": True}}, "bool node storage"),
+    ("storage", "add-node", {"nodename": "n1", "resource": []}, "a list node resource"),
+    ("storage", "set-node-resource-capacity", {"nodename": "n1", "resource_request": {"rm-disks": 5}}, "rm-disks 5"),
+    ("storage", "set-node-resource-capacity", {"nodename": "n1", "resource_request": {"rm_disks": "a"}}, "rm_disks"),
+    ("storage", "set-node-resource-info", {"nodename": "n1", "capcity": {}}, "capcity"),
 ]
 
 LEFT_TO_THE_HANDLER = [
@@ -325,7 +370,6 @@ LEFT_TO_THE_HANDLER = [
     ("gpu", "get-most-idle-node", {"nodenames": [1, 2, None]}, "node name is empty"),
     ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"nvidia-3070": 0}}}, "invalid gpu map"),
     ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"  ": 1}}}, "invalid gpu product"),
-    ("gpu", "add-node", {"nodename": "n1", "resource": "x"}, "a non-object resource reads as absent"),
     ("gpu", "add-node", {"nodename": "n1", "resource": {"prod_count_map": {"a": 3.0}}}, "3.0 is 3"),
     ("gpu", "add-node", {"nodename": "n1", "info": {"Resources": {"gpu": {"prod_count_map": {}}}}}, "decision 2"),
     ("gpu", "set-node-resource-capacity", {"nodename": "n1", "delta": None, "incr": "false"}, "flags read true"),
@@ -333,10 +377,8 @@ LEFT_TO_THE_HANDLER = [
     ("gpu", "calculate-deploy", {"nodename": "n1", "deploy_count": "4"}, "lenient Int"),
     ("gpu", "get-node-resource-info", None, "null stdin reads as no keys"),
     ("storage", "get-nodes-deploy-capacity", {"nodenames": ["n1"], "workload_resource": {"storage": "-1"}}, "1"),
-    ("storage", "get-nodes-deploy-capacity", {"nodenames": ["n1"], "workload_resource": {"storage": True}}, "0"),
     ("storage", "add-node", {"nodename": "n1", "resource": {"volumes": ["/data0"]}}, "invalid volume"),
     ("storage", "add-node", {"nodename": "n1", "resource": {"disks": ["/dev/vda:/:1K:200:1G:2G"]}}, "invalid disk"),
-    ("storage", "calculate-deploy", {"nodename": "n1", "workload_resource_request": {"volumes": "AUTO:/d"}}, "absent"),
     ("storage", "set-node-resource-usage", {"nodename": "n1", "resource": {"volumes": {"/d": -1}}}, "invalid volume"),
     (
         "storage",

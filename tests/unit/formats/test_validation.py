@@ -27,3 +27,58 @@ def test_a_checkout_compiles_each_validator_once_per_process(monkeypatch: pytest
             validation.check("gpu", "get-node-resource-info", "request", [])
     validation.check("gpu", "get-node-resource-info", "response", None)
     assert len(compiled) == 2  # one per verb and direction checked
+
+
+# -- decision 19: an unknown key is named by its path, with the nearest key read ------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "near"),
+    [
+        ("prod_count", "prod_count_map"),
+        ("nodname", "nodename"),
+        ("nodenmae", "nodename"),  # a transposition is one edit
+        ("NODENAME", "nodename"),  # case ignored
+        ("volumes_request", "volumes-request"),
+        ("storge", "storage"),
+    ],
+)
+def test_nearest_is_the_key_fewest_edits_away(word: str, near: str) -> None:
+    keys = ["nodename", "nodenames", "prod_count_map", "volumes-request", "volume-request", "storage", "storage-limit"]
+    assert validation.nearest(word, keys) == near
+
+
+def test_nearest_takes_the_first_written_on_a_tie_and_none_of_nothing() -> None:
+    assert validation.nearest("ab", ["ax", "bx"]) == "ax"
+    assert validation.nearest("ab", []) is None
+    assert validation.edits("", "abc") == 3 and validation.edits("ca", "ac") == 1
+
+
+@pytest.mark.parametrize(
+    ("plugin", "verb", "request_", "line"),
+    [
+        (
+            "gpu",
+            "calculate-deploy",
+            {"workload_resource_request": {"prod_count_map": {}, "prod_count": {}}},
+            "request.workload_resource_request.prod_count is an unknown key; did you mean prod_count_map?",
+        ),
+        (
+            "gpu",
+            "remove-node",
+            {"nodename": "n1", "node": "n1"},
+            "request.node is an unknown key; did you mean nodename?",
+        ),
+        (
+            "storage",
+            "add-node",
+            {"resource": {"disks": "/dev/vda:/:1:1:1:1"}},
+            'request.resource.disks must be array or null, got "/dev/vda:/:1:1:1:1": a list is read here,'
+            ' ["/dev/vda:/:1:1:1:1"]',
+        ),
+    ],
+)
+def test_a_refusal_names_the_path_and_the_fix(plugin: str, verb: str, request_: Any, line: str) -> None:
+    with pytest.raises(PluginError) as refused:
+        validation.check(plugin, verb, "request", request_)
+    assert str(refused.value) == f"request does not match the schema: {line}"
