@@ -29,6 +29,9 @@ FAULTS = (
     "bad-chunk-size",  # chunked, with a chunk size that is not hex
     "bad-content-length",  # Content-Length: twelve
     "garbage-status",  # not an HTTP status line
+    "two-lengths",  # two Content-Lengths that disagree (the body's and one more), kept alive: RFC 9112 refuses it
+    "interim-first",  # a 100 Continue, then the right answer (RFC 9110 15.2: the client skips it)
+    "bare-lf-head",  # the right answer, its head's lines ended by bare LFs (RFC 9112 2.2 allows it)
     "reset",  # the connection reset (RST) instead of an answer
     "swallow",  # the request never forwarded, the connection closed without an answer
     "trickle",  # the right answer, 16 bytes a second
@@ -73,6 +76,13 @@ def _spoiled(fault: str, status: int, body: bytes) -> tuple[bytes, bool]:
         return ok + b"Content-Length: twelve\r\n\r\n" + body, True
     if fault == "garbage-status":
         return b"HTTP/1.1 OK-ish\r\n\r\n" + body, True
+    if fault == "two-lengths":
+        return ok + f"Content-Length: {len(body)}\r\nContent-Length: {len(body) + 1}\r\n\r\n".encode() + body, False
+    if fault == "interim-first":
+        return b"HTTP/1.1 100 Continue\r\n\r\n" + _framed(status, body), False
+    if fault == "bare-lf-head":
+        head, _, rest = _framed(status, body).partition(b"\r\n\r\n")
+        return head.replace(b"\r\n", b"\n") + b"\n\n" + rest, False
     raise ValueError(fault)
 
 
