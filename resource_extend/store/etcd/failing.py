@@ -45,7 +45,7 @@ def closed(endpoint: Endpoint, answered: bool) -> ConnectionError:
 def reason(exc: OSError, client_certificate: bool = False) -> str:
     """Why a connection failed, in the words of configuration.md's Errors section."""
     if isinstance(exc, _socket.timeout):
-        return str(exc) if isinstance(exc, dial.SlowName) else "timed out"
+        return str(exc) if isinstance(exc, dial.Slow) else "timed out"
     why = getattr(exc, "reason", None)  # ssl.SSLError: what the peer said
     if isinstance(why, str):
         from resource_extend.store.etcd import tls  # ssl is loaded already: the error is one of its
