@@ -320,6 +320,8 @@ class GrpcKV:
         except grpc.RpcError as exc:
             link.channel.close()
             raise Unanswered(_reason(exc)) from None
+        except ValueError:  # the race ended and closed this loser's channel before its probe went out
+            raise Unanswered("closed: another member answered first") from None
         return link
 
 
