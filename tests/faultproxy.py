@@ -30,12 +30,15 @@ FAULTS = (
     "bad-content-length",  # Content-Length: twelve
     "garbage-status",  # not an HTTP status line
     "two-lengths",  # two Content-Lengths that disagree (the body's and one more), kept alive: RFC 9112 refuses it
-    "interim-first",  # a 100 Continue, then the right answer (RFC 9110 15.2: the client skips it)
-    "bare-lf-head",  # the right answer, its head's lines ended by bare LFs (RFC 9112 2.2 allows it)
     "reset",  # the connection reset (RST) instead of an answer
     "swallow",  # the request never forwarded, the connection closed without an answer
     "trickle",  # the right answer, 16 bytes a second
     "delay",  # the right answer, after 10 s
+)
+# The right answer, framed in a way RFC 9112 allows and a client must read (issue 35): spoiling nothing.
+HARMLESS = (
+    "interim-first",  # a 100 Continue, then the answer (RFC 9110 15.2: the client skips it)
+    "bare-lf-head",  # the answer, its head's lines ended by bare LFs (RFC 9112 2.2)
 )
 # Replies that never end, each well formed as far as it goes (issue 30): sent until the client goes away, for
 # ENDLESS_SECONDS at most. "endless-headers" answers an h2c connection (path "*", HTTP/2's preface) with
@@ -91,7 +94,7 @@ class Rule:
     first ``after`` of them, the next ``times`` (None: all)."""
 
     def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
-        if fault not in (*FAULTS, *ENDLESS, STALE, LATE):
+        if fault not in (*FAULTS, *HARMLESS, *ENDLESS, STALE, LATE):
             raise ValueError(fault)
         self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
 

@@ -18,12 +18,12 @@ from resource_extend.config import DEFAULT_REQUEST_TIMEOUT
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
 from tests import support
-from tests.faultproxy import FaultProxy, Rule
+from tests.faultproxy import HARMLESS, FaultProxy, Rule
 from tests.support import INCREMENT, PLUGINS, SEED, executable, one_clean_line, plugin_dir, used
 
 # Well under the request timeout: nothing waits for bytes that never come.
 AT_ONCE = 2.0
-READ_AS_THE_RFC_SAYS = ["interim-first", "bare-lf-head"]
+READ_AS_THE_RFC_SAYS = list(HARMLESS)
 
 
 @pytest.fixture
