@@ -76,7 +76,8 @@ def context(config: EtcdConfig, end: float) -> ssl.SSLContext:
         done = _thread.allocate_lock()
         done.acquire()
         found: list[Any] = []
-        pending = _CONTEXTS[key] = (done, found)
+        # setdefault: of the race's threads connecting at once (several https:// members), one loads.
+        pending = _CONTEXTS.setdefault(key, (done, found))
 
         def load() -> None:
             try:
@@ -86,14 +87,15 @@ def context(config: EtcdConfig, end: float) -> ssl.SSLContext:
             finally:
                 done.release()
 
-        try:
-            _thread.start_new_thread(load, ())
-        except RuntimeError:  # no thread to be had (a pids cgroup, RLIMIT_NPROC): loaded here, as it was
-            load()
+        if pending[0] is done:
+            try:
+                _thread.start_new_thread(load, ())
+            except RuntimeError:  # no thread to be had (a pids cgroup, RLIMIT_NPROC): loaded here, as it was
+                load()
     done, found = pending
     left = end - time.monotonic()
     if not done.acquire(True, max(left, 0.0)):
-        raise SlowFiles(config, left)
+        raise SlowFiles(config, max(left, 0.0))
     done.release()  # loaded: every later connection takes it at once
     if isinstance(found[0], BaseException):
         raise found[0]
