@@ -35,10 +35,6 @@ def pause(policy: Policy, retry: int) -> None:
     time.sleep(min(0.05 * 2**retry, 0.5, max(policy.left(), 0)))
 
 
-def tried(policy: Policy) -> str:
-    return ", ".join(e.url for e in policy.endpoints)
-
-
 def unavailable(policy: Policy, failures: list[str]) -> str:
     """Why no endpoint answered, for ``etcd unavailable: …``: each endpoint tried and what it did (each of its
     failures once, in order: ``<url>: <why>``), and, of several configured, those never tried and why. One
