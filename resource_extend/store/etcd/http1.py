@@ -148,14 +148,14 @@ class Parser:
         the buffer; None while it has not come. 1xx replies skipped before the answer count to the bound."""
         buf = self._buf
         start = max(0, self._scanned - 2)
-        lf = buf.find(b"\n\n", start)
         crlf = buf.find(b"\n\r\n", start)
+        lf = buf.find(b"\n\n", start, crlf + 1 if crlf >= 0 else len(buf))  # only an earlier end counts
         if lf < 0 and crlf < 0:
             if len(buf) + self._interim > MAX_HEAD:
                 raise Malformed(f"no end of the head within {MAX_HEAD} bytes")
             self._scanned = len(buf)
             return None
-        at, end = (lf, lf + 2) if crlf < 0 or 0 <= lf < crlf else (crlf, crlf + 3)
+        at, end = (lf, lf + 2) if lf >= 0 else (crlf, crlf + 3)
         self._interim += end
         if self._interim > MAX_HEAD:
             raise Malformed(f"no end of the head within {MAX_HEAD} bytes")
