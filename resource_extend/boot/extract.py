@@ -154,14 +154,19 @@ def extract(archive: str, root_path: str, root_fd: int, name: str) -> bool:
     return True
 
 
-def hold(build_fd: int) -> bool:
+def hold(build_fd: int, name: str, root_fd: int) -> bool:
     """Hold a shared lock on the build's directory for as long as this process runs (the descriptor stays
-    open): prune removes no build a running call holds. False when the directory was removed while this
-    call waited for the lock (prune held it): the build is to be unpacked again."""
+    open): prune removes no build a running call holds. False when the directory was moved away while this
+    call waited for the lock (prune held it): ``name`` is no longer it, and the build is to be unpacked again."""
     import fcntl
 
     fcntl.flock(build_fd, fcntl.LOCK_SH)
-    return os.fstat(build_fd).st_nlink > 0
+    held = os.fstat(build_fd)
+    try:
+        named = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def remove_unused(root_path: str, root_fd: int, old: str) -> None:
@@ -243,7 +248,7 @@ def site(archive: str) -> str:
                     raise
                 fresh = extract(archive, root_path, root_fd, name) or fresh
                 build_fd = open_own_dir(name, dir_fd=root_fd)
-            if hold(build_fd):  # kept open, and locked, until the process exits
+            if hold(build_fd, name, root_fd):  # kept open, and locked, until the process exits
                 break
             os.close(build_fd)
         else:
