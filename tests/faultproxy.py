@@ -54,6 +54,10 @@ ENDLESS_SECONDS = 20
 # the caller read before it (a lying member or proxy, issue 30).
 STALE = "stale-compare-failed"
 STALE_ANSWER = b'{"header":{"cluster_id":"1","member_id":"1","revision":"1","raft_term":"2"}}'
+# etcd's own timeout for a request, as its JSON gateway answers it (gRPC's UNKNOWN, HTTP 500): a member cut
+# off from its leader whose linearizable read outlived its deadline. Not forwarded.
+ETCD_DEADLINE = "etcd-deadline"
+ETCD_DEADLINE_ANSWER = b'{"error":"context deadline exceeded","code":2,"message":"context deadline exceeded"}'
 # A write held back and its connection closed unanswered (the caller cannot know whether it applied), then
 # applied after all, once the caller has read the key back and is reading it again to retry: as a proposal
 # etcd answered "leader changed" for and still committed, forwarded by a member that lost the lead.
@@ -94,7 +98,7 @@ class Rule:
     first ``after`` of them, the next ``times`` (None: all)."""
 
     def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
-        if fault not in (*FAULTS, *HARMLESS, *ENDLESS, STALE, LATE):
+        if fault not in (*FAULTS, *HARMLESS, *ENDLESS, STALE, LATE, ETCD_DEADLINE):
             raise ValueError(fault)
         self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
 
@@ -180,6 +184,9 @@ class FaultProxy:
                     with self._lock:
                         self._late, self._late_after = (lines, body), 2  # the read-back, then the retry's read
                     return
+                if fault == ETCD_DEADLINE:
+                    self._send(client, _framed(500, ETCD_DEADLINE_ANSWER))
+                    continue
                 if path == "/v3/kv/range":
                     self._release_late()
                 if fault in ENDLESS:

@@ -87,6 +87,25 @@ def test_a_grpc_read_answered_with_etcd_s_own_timeout_goes_on_to_a_healthy_membe
     assert json.loads(out.stdout)["capacity"] == SEED["gpu"]["capacity"]
 
 
+def test_a_gateway_read_answered_with_etcd_s_own_timeout_goes_on_to_a_healthy_member(
+    tmp_path: Path, etcd: DevEtcd, prefix: str
+) -> None:
+    # The JSON gateway answers etcd's own timeout HTTP 500 "context deadline exceeded": that call failed
+    # at once naming the one member, the healthy one untried.
+    from resource_extend_dev.conformance import run_plugin as run
+    from tests.faultproxy import ETCD_DEADLINE
+    from tests.support import executable
+
+    etcd.put(f"{prefix}/resource/gpu/n1", json.dumps(SEED["gpu"]))
+    with FaultProxy(etcd.port) as proxy:
+        proxy.rules.append(Rule(ETCD_DEADLINE, "/v3/kv/range"))
+        work = plugin_dir(tmp_path, "gpu", {"machines": [proxy.url, etcd.url], "prefix": prefix})
+        out = run(executable("gpu"), "get-node-resource-info", b'{"nodename":"n1"}', str(work))
+        assert proxy.spoiled  # the proxy answered first
+    assert (out.status, out.stderr) == (0, ""), out
+    assert json.loads(out.stdout)["capacity"] == SEED["gpu"]["capacity"]
+
+
 def test_a_grpc_call_that_gives_up_names_each_member_and_says_timed_out_not_unknown(
     tmp_path: Path, member_with_etcd_s_timeout: Member, grpc_build: Path
 ) -> None:

@@ -138,7 +138,11 @@ def clean_error(data: bytes) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("code"), int) and isinstance(doc.get("message"), str)
 
 
-_TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable")
+# "context deadline exceeded": etcd's work on the request outlived the deadline it was given (a linearizable
+# read on a member cut off from its leader), answered HTTP 500 (gRPC's UNKNOWN) by the gateway; another
+# member may answer, as after "request timed out".
+_TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable",
+              "context deadline exceeded")  # fmt: skip
 
 
 def transient(status: int, data: bytes) -> bool:
