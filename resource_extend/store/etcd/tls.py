@@ -57,8 +57,22 @@ class SlowFiles(dial.Slow):
 
 # The context each set of TLS files gives, loading or loaded: (done, [the context or what loading raised]).
 # Loaded once a process, whatever its connections; a load given up on by one connection is waited for by
-# the next, never started again.
-_CONTEXTS: dict[tuple[str, str, str], tuple[Any, list[Any]]] = {}
+# the next, never started again. Keyed by the files as they are (``_key``): a process that outlives a
+# certificate's renewal loads the new one.
+_CONTEXTS: dict[tuple[Any, ...], tuple[Any, list[Any]]] = {}
+
+
+def _key(config: EtcdConfig) -> tuple[Any, ...]:
+    import posix
+
+    key: list[Any] = []
+    for _, path in _files(config):
+        try:
+            found = posix.stat(path)
+            key.append((path, found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns))
+        except OSError:  # _check_files names it
+            key.append((path,))
+    return tuple(key)
 
 
 def context(config: EtcdConfig, end: float) -> ssl.SSLContext:
@@ -69,7 +83,7 @@ def context(config: EtcdConfig, end: float) -> ssl.SSLContext:
     its own (the call's process exits without waiting for it), and the connection waits at most its time."""
     import _thread
 
-    key = (config.ca, config.cert, config.key) if config.client_certificate else (config.ca, "", "")
+    key = _key(config)
     pending = _CONTEXTS.get(key)
     if pending is None:
         _check_files(config)
