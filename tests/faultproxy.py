@@ -29,10 +29,16 @@ FAULTS = (
     "bad-chunk-size",  # chunked, with a chunk size that is not hex
     "bad-content-length",  # Content-Length: twelve
     "garbage-status",  # not an HTTP status line
+    "two-lengths",  # two Content-Lengths that disagree (the body's and one more), kept alive: RFC 9112 refuses it
     "reset",  # the connection reset (RST) instead of an answer
     "swallow",  # the request never forwarded, the connection closed without an answer
     "trickle",  # the right answer, 16 bytes a second
     "delay",  # the right answer, after 10 s
+)
+# The right answer, framed in a way RFC 9112 allows and a client must read (issue 35): spoiling nothing.
+HARMLESS = (
+    "interim-first",  # a 100 Continue, then the answer (RFC 9110 15.2: the client skips it)
+    "bare-lf-head",  # the answer, its head's lines ended by bare LFs (RFC 9112 2.2)
 )
 # Replies that never end, each well formed as far as it goes (issue 30): sent until the client goes away, for
 # ENDLESS_SECONDS at most. "endless-headers" answers an h2c connection (path "*", HTTP/2's preface) with
@@ -48,6 +54,10 @@ ENDLESS_SECONDS = 20
 # the caller read before it (a lying member or proxy, issue 30).
 STALE = "stale-compare-failed"
 STALE_ANSWER = b'{"header":{"cluster_id":"1","member_id":"1","revision":"1","raft_term":"2"}}'
+# etcd's own timeout for a request, as its JSON gateway answers it (gRPC's UNKNOWN, HTTP 500): a member cut
+# off from its leader whose linearizable read outlived its deadline. Not forwarded.
+ETCD_DEADLINE = "etcd-deadline"
+ETCD_DEADLINE_ANSWER = b'{"error":"context deadline exceeded","code":2,"message":"context deadline exceeded"}'
 # A write held back and its connection closed unanswered (the caller cannot know whether it applied), then
 # applied after all, just before the caller's first read after it is answered: as a proposal etcd answered
 # "leader changed" for and still committed, forwarded by a member that lost the lead.
@@ -89,6 +99,13 @@ def _spoiled(fault: str, status: int, body: bytes) -> tuple[bytes, bool]:
         return ok + b"Content-Length: twelve\r\n\r\n" + body, True
     if fault == "garbage-status":
         return b"HTTP/1.1 OK-ish\r\n\r\n" + body, True
+    if fault == "two-lengths":
+        return ok + f"Content-Length: {len(body)}\r\nContent-Length: {len(body) + 1}\r\n\r\n".encode() + body, False
+    if fault == "interim-first":
+        return b"HTTP/1.1 100 Continue\r\n\r\n" + _framed(status, body), False
+    if fault == "bare-lf-head":
+        head, _, rest = _framed(status, body).partition(b"\r\n\r\n")
+        return head.replace(b"\r\n", b"\n") + b"\n\n" + rest, False
     raise ValueError(fault)
 
 
@@ -97,7 +114,7 @@ class Rule:
     first ``after`` of them, the next ``times`` (None: all)."""
 
     def __init__(self, fault: str, path: str, holding: bytes = b"", times: int | None = None, after: int = 0) -> None:
-        if fault not in (*FAULTS, *ENDLESS, STALE, LATE, *FORGED):
+        if fault not in (*FAULTS, *HARMLESS, *ENDLESS, STALE, LATE, ETCD_DEADLINE, *FORGED):
             raise ValueError(fault)
         self.fault, self.path, self.holding, self.left, self.after = fault, path, holding, times, after
 
@@ -183,6 +200,9 @@ class FaultProxy:
                     with self._lock:
                         self._late, self._late_after = (lines, body), 1
                     return
+                if fault == ETCD_DEADLINE:
+                    self._send(client, _framed(500, ETCD_DEADLINE_ANSWER))
+                    continue
                 if path == "/v3/kv/range" or (path == "/v3/kv/txn" and b'"request_put"' not in body):
                     self._release_late()
                 if fault in ENDLESS:

@@ -22,7 +22,7 @@ import pytest
 
 from resource_extend_dev.conformance import Outcome, run_plugin, verdict, write_config
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, ROOT, executable, sample_cases
+from tests.support import PLUGINS, ROOT, as_python3, executable, reference_python, sample_cases
 
 CASES = sample_cases()  # one success and one failure of every verb
 UNPACKED = ROOT / "build" / "busybox"
@@ -136,3 +136,25 @@ def test_the_docs_dockerfile_for_cores_image_gives_files_that_answer_under_busyb
         assert (named.status, named.stdout, named.stderr) == (0, f'"{plugin}"', ""), named
         read = run_plugin(exe, "get-node-resource-info", b'{"nodename":"nobody"}', str(plugin_dir))
         assert (read.status, read.stderr) == (0, ""), read  # etcd answered, through the yaml the image holds
+
+
+# Removes the working directory, then runs the command from it (issue 35): the kernel runs the file's
+# #!/bin/sh line from a directory that no longer exists, as under a core whose directory was replaced.
+FROM_REMOVED = 'mkdir "$1" && cd "$1" && rmdir "$1" && shift && exec "$@"'
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_a_call_from_a_removed_working_directory_keeps_stderr_empty_under_busybox(
+    plugin: str, as_alpine: list[str], etcd: DevEtcd, prefix: str, tmp_path: Path
+) -> None:
+    # Busybox's sh (core's Alpine image) starts silently there, and nothing of the plugin's own asks for the
+    # working directory on a call that succeeds. Debian's dash does not: it prints "sh: 0: getcwd() failed"
+    # while it starts, before it reads a byte of the file (docs/troubleshooting.md).
+    write_config(str(tmp_path), plugin, etcd.url, prefix)
+    etcd.put(f"{prefix}/resource/{plugin}/n1", json.dumps({"capacity": {}, "usage": {}}))
+    # python3 itself on PATH, not a shim (pyenv's is a bash script, which would complain of the directory).
+    env = {**as_python3(tmp_path, reference_python()), "ERU_RESOURCE_CONFIG_PATH": str(tmp_path / f"{plugin}.yaml")}
+    argv = [*as_alpine, "/bin/sh", "-c", FROM_REMOVED, "sh", str(tmp_path / "gone"), executable(plugin)]
+    for verb, request in (("name", b""), ("get-node-resource-info", b'{"nodename":"n1"}')):
+        done = subprocess.run([*argv, verb], input=request, env=env, capture_output=True, timeout=60)
+        assert (done.returncode, done.stderr) == (0, b""), (verb, done)

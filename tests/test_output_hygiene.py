@@ -10,11 +10,12 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from resource_extend_dev.devetcd import DevEtcd
-from tests.support import PLUGINS, PluginDir
+from tests.support import INCREMENT, PLUGINS, SEED, PluginDir
 
 
 @pytest.fixture(params=PLUGINS)
@@ -75,6 +76,22 @@ def test_a_stdout_that_cannot_be_written_is_one_line_and_exit_128(
     assert done.returncode == 128
     lines = done.stderr.decode().splitlines()
     assert lines == [f"resource-{plugin_dir.plugin} {verb}: cannot write the response to stdout: {reason}"]
+
+
+@pytest.mark.parametrize("verb", ["add-node", "set-node-resource-usage", "remove-node"])
+def test_a_write_with_stdout_closed_fails_before_the_store_is_touched(plugin_dir: PluginDir, verb: str) -> None:
+    # Issue 35: add-node wrote the node, then failed on the answer; core, told it failed, adds it again.
+    plugin = plugin_dir.plugin
+    request: Any = {"add-node": {"nodename": "fresh"}, "remove-node": {"nodename": "n1"}}.get(verb, INCREMENT[plugin])
+    plugin_dir.etcd.put(plugin_dir.key("n1"), json.dumps(SEED[plugin]))
+    before = plugin_dir.etcd.get(plugin_dir.key("n1"))
+    done = shell(plugin_dir, f'"$P" {verb} >&-', json.dumps(request).encode())
+    assert done.returncode == 128
+    assert done.stderr.decode().splitlines() == [
+        f"resource-{plugin} {verb}: cannot write the response to stdout: Bad file descriptor"
+    ]
+    assert plugin_dir.etcd.get(plugin_dir.key("fresh")) is None
+    assert plugin_dir.etcd.get(plugin_dir.key("n1")) == before
 
 
 def test_a_reader_that_went_away_is_one_line_and_exit_128(plugin_dir: PluginDir) -> None:

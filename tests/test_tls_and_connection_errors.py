@@ -133,6 +133,29 @@ def test_a_missing_client_certificate_is_named(tmp_path: Path, tls_etcd: tuple[D
     assert "requires a client certificate: set etcd.cert and etcd.key" in line
 
 
+def test_a_ca_bundle_slower_to_load_than_the_total_timeout_fails_the_call_within_it(
+    tmp_path: Path, server_tls_etcd: DevEtcd, pki: dict[str, str]
+) -> None:
+    # Issue 35: a 50 MB bundle held a call with a 1 s total_timeout for 4.4-4.7 s, loaded again by each
+    # connection. Here ~20 MB, the member's CA first: OpenSSL reads it in ~0.2 s a megabyte.
+    import time
+
+    import trustme
+
+    filler = trustme.CA().cert_pem.bytes()
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes(Path(pki["ca"]).read_bytes() + filler * (20_000_000 // len(filler)))
+    (tmp_path / "gpu.yaml").write_text(
+        json.dumps({"etcd": {"machines": [server_tls_etcd.url], "ca": str(bundle), "total_timeout": 1}})
+    )
+    started = time.monotonic()
+    out = run_plugin(executable("gpu"), "get-nodes-resource-info", json.dumps(REQUEST).encode(), str(tmp_path))
+    took = time.monotonic() - started
+    line = one_line(out)
+    assert took < 2.0, (took, line)
+    assert f"etcd.ca {bundle} (20.0 MB) took longer than" in line and server_tls_etcd.url in line, line
+
+
 @pytest.mark.parametrize("key", ["ca", "cert", "key"])
 def test_a_missing_file_names_its_key_and_path(
     key: str, tmp_path: Path, tls_etcd: tuple[DevEtcd, dict[str, str]]

@@ -13,7 +13,10 @@ group or other write bit, and every directory above the root belongs to root or 
 writable by others unless sticky (/tmp). What lies below was written by the caller alone: a new build is
 unpacked with umask 077 into a private temporary directory (0700) that is then renamed into place
 (simultaneous first calls: one rename wins, the others use its result). Anything else refuses the call with
-one line, exit 128. A fresh unpack removes all but this build and the newest one before it.
+one line, exit 128. A fresh unpack removes all but this build and the newest one before it, and never a
+build a running call uses: each call holds a shared lock (flock) on its build's directory until it exits,
+and a build is removed only under an exclusive lock taken without waiting, after it is renamed out of the
+way; a call whose build was removed while it waited for its lock unpacks the build again.
 """
 
 import os
@@ -151,9 +154,51 @@ def extract(archive: str, root_path: str, root_fd: int, name: str) -> bool:
     return True
 
 
+def hold(build_fd: int, name: str, root_fd: int) -> bool:
+    """Hold a shared lock on the build's directory for as long as this process runs (the descriptor stays
+    open): prune removes no build a running call holds. False when the directory was moved away while this
+    call waited for the lock (prune held it): ``name`` is no longer it, and the build is to be unpacked again."""
+    import fcntl
+
+    fcntl.flock(build_fd, fcntl.LOCK_SH)
+    held = os.fstat(build_fd)
+    try:
+        named = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def remove_unused(root_path: str, root_fd: int, old: str) -> None:
+    """Remove the build directory ``old`` unless a running call holds it (``hold``): under an exclusive lock
+    taken without waiting, renamed out of the way first, so that no call finds it half removed."""
+    import fcntl
+    import shutil
+
+    try:
+        fd = os.open(old, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a running call uses it: the next fresh unpack tries again
+            return
+        # A temporary's name (a dot and the executable's): if the removal is cut short, a later prune
+        # takes it for a killed extraction's leftover.
+        doomed = ".%s.removing.%d" % (old, os.getpid())
+        try:
+            os.rename(old, doomed, src_dir_fd=root_fd, dst_dir_fd=root_fd)
+        except OSError:
+            return
+        shutil.rmtree(os.path.join(root_path, doomed), ignore_errors=True)  # fd-based: follows no symlink inside
+    finally:
+        os.close(fd)  # the lock goes with it: a call that waited for it finds the directory gone
+
+
 def prune(root_path: str, root_fd: int, name: str) -> None:
-    """Remove only entries that are ours by name and by owner: older builds of this executable and
-    temporary directories that a killed extraction left behind."""
+    """Remove only entries that are ours by name and by owner: older builds of this executable that no
+    running call uses and temporary directories that a killed extraction left behind."""
     import shutil
     import time
 
@@ -174,7 +219,9 @@ def prune(root_path: str, root_fd: int, name: str) -> None:
         elif entry.name.startswith("." + prefix) and now - st.st_mtime > STALE_TEMP:
             leftovers.append(entry.name)
     builds.sort(reverse=True)
-    for old in [b[1] for b in builds[KEEP_BEFORE:]] + leftovers:
+    for old in [b[1] for b in builds[KEEP_BEFORE:]]:
+        remove_unused(root_path, root_fd, old)
+    for old in leftovers:
         path = os.path.join(root_path, old)
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)  # fd-based on Linux: never follows a symlink inside
@@ -193,17 +240,20 @@ def site(archive: str) -> str:
     root_fd = open_own_dir(root_path, create=True)
     try:
         fresh = False
-        try:
-            build_fd = open_own_dir(name, dir_fd=root_fd)
-        except Refused:
-            if os.path.lexists(os.path.join(root_path, name)):
-                raise
-            fresh = extract(archive, root_path, root_fd, name)
-            build_fd = open_own_dir(name, dir_fd=root_fd)
-        try:
-            os.close(open_own_dir("site-packages", dir_fd=build_fd))
-        finally:
+        for _ in range(3):  # a build removed under the call each time: an unpack a try, at most
+            try:
+                build_fd = open_own_dir(name, dir_fd=root_fd)
+            except Refused:
+                if os.path.lexists(os.path.join(root_path, name)):
+                    raise
+                fresh = extract(archive, root_path, root_fd, name) or fresh
+                build_fd = open_own_dir(name, dir_fd=root_fd)
+            if hold(build_fd, name, root_fd):  # kept open, and locked, until the process exits
+                break
             os.close(build_fd)
+        else:
+            raise Refused("%s was removed under this call three times" % name)
+        os.close(open_own_dir("site-packages", dir_fd=build_fd))
         if fresh:
             prune(root_path, root_fd, name)
     finally:

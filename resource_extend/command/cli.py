@@ -46,7 +46,8 @@ def serve_named(name: str) -> NoReturn:
 
     args = sys.argv[1:]
     early: Early | None = None
-    if len(args) == 1 and (args[0] in PREFETCHING or args[0] in BULK_PREFETCHING):
+    # With stdout closed the first read is never sent: serve() fails the call before the store is touched.
+    if len(args) == 1 and (args[0] in PREFETCHING or args[0] in BULK_PREFETCHING) and sys.stdout is not None:
         try:
             early = parsed(name, args[0], None, _read_stdin)
         except Exception as exc:  # raised by answer() where it would have been, with the same handling
@@ -216,6 +217,13 @@ def _explain(plugin: Plugin[Any], config_flag: str | None, as_json: bool, nodes:
 
 def serve(plugin: Plugin[R], verb: Verb[R], config_flag: str | None, early: Early | None = None) -> int:
     """One serving call on this process's stdin and stdout; the exit status."""
+    if sys.stdout is None:
+        # The interpreter found fd 1 closed when it started (a check it made anyway: no system call here).
+        # The answer could never go out, so the call fails before it reads or writes the store: a write
+        # made and then not answered is one core would make again. fd 1 may since hold a file the start
+        # opened (the archive), so only this, not the descriptor, says stdout is gone.
+        _err(f"{prog(plugin)} {verb.name}: cannot write the response to stdout: Bad file descriptor")
+        return EXIT_FAILED
     debug = posix.environ.get(LOG_ENV.encode(), b"").lower() == b"debug"
     started = time.perf_counter()
     status, response, error = answer(plugin, verb, config_flag, _read_stdin, debug, early)

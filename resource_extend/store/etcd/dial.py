@@ -17,9 +17,14 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class SlowName(_socket.timeout):
-    """A host name the resolver did not answer for within the dial's time (``addresses``). A timeout,
-    as a dial that timed out is, on every python3 (3.9's ``socket.timeout`` is no ``TimeoutError``)."""
+class Slow(_socket.timeout):
+    """A dial that timed out on something other than the member, its words saying what (failing.reason
+    keeps them): a timeout, as any dial's is, on every python3 (3.9's ``socket.timeout`` is no
+    ``TimeoutError``)."""
+
+
+class SlowName(Slow):
+    """A host name the resolver did not answer for within the dial's time (``addresses``)."""
 
     def __init__(self, name: str, timeout: float) -> None:
         super().__init__(f"resolving {name} took longer than {timeout:g} s")

@@ -46,7 +46,7 @@ def closed(endpoint: Endpoint, answered: bool) -> ConnectionError:
 def reason(exc: OSError, client_certificate: bool = False) -> str:
     """Why a connection failed, in the words of configuration.md's Errors section."""
     if isinstance(exc, _socket.timeout):
-        return str(exc) if isinstance(exc, dial.SlowName) else "timed out"
+        return str(exc) if isinstance(exc, dial.Slow) else "timed out"
     why = getattr(exc, "reason", None)  # ssl.SSLError: what the peer said
     if isinstance(why, str):
         from resource_extend.store.etcd import tls  # ssl is loaded already: the error is one of its
@@ -141,7 +141,11 @@ def clean_error(data: bytes) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("code"), int) and isinstance(doc.get("message"), str)
 
 
-_TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable")
+# "context deadline exceeded": etcd's work on the request outlived the deadline it was given (a linearizable
+# read on a member cut off from its leader), answered HTTP 500 (gRPC's UNKNOWN) by the gateway; another
+# member may answer, as after "request timed out".
+_TRANSIENT = ("leader changed", "no leader", "request timed out", "too many requests", "not capable",
+              "context deadline exceeded")  # fmt: skip
 
 
 def transient(status: int, data: bytes) -> bool:

@@ -212,9 +212,9 @@ class GatewayKV:
             from resource_extend.store.etcd import failing
 
             failing.refused(self, conn, path, (status, data), failures, resend, attempt)  # returns to retry
-        from resource_extend.store.etcd import failing
+        from resource_extend.store.etcd import retry
 
-        raise errors.StoreUnavailable(f"etcd unavailable: {failing.summary(failures[-4:])}")
+        raise errors.StoreUnavailable(f"etcd unavailable: {retry.unavailable(policy, failures)}")
 
     def _connection(
         self, failures: list[str], read: tuple[str, bytes] | None

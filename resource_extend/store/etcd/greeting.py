@@ -53,10 +53,9 @@ def connect(
     found = race.run()
     failures.extend(race.failures)
     if found is None:
-        from resource_extend.store.etcd import failing, retry
+        from resource_extend.store.etcd import retry
 
-        tried = retry.tried(policy)
-        raise errors.StoreUnavailable(f"etcd unavailable (tried {tried}): {failing.summary(failures) or 'timed out'}")
+        raise errors.StoreUnavailable(f"etcd unavailable: {retry.unavailable(policy, failures)}")
     conn, token, early = found
     kv._conn, kv._token = conn, token
     return conn, early

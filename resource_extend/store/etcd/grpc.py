@@ -211,7 +211,8 @@ class GrpcKV:
             reply = self._call("Txn", etcdrpc.TxnRequest(success=ops))
         except StoreUnavailable as exc:
             if COMPACTED in str(exc):
-                raise HistoryCompacted(f"etcd {retry.tried(self._policy)}: {COMPACTED}") from None
+                where = self._link.endpoint.url if self._link is not None else "etcd"
+                raise HistoryCompacted(f"etcd {where}: {COMPACTED}") from None
             raise
         found = [_found(key, r.response_range) for key, r in zip(keys, _responses(reply, len(ops)))]
         return Snapshot(revision or int(reply.header.revision), found)
@@ -239,9 +240,7 @@ class GrpcKV:
             link = self._link
             if link is None:
                 if not untried or policy.left() <= 0:
-                    if untried:
-                        failures.append("timed out")
-                    raise StoreUnavailable(f"etcd unavailable (tried {retry.tried(policy)}): {'; '.join(failures)}")
+                    raise StoreUnavailable(f"etcd unavailable: {retry.unavailable(policy, failures)}")
                 if len(untried) > 1:
                     # A staggered race, so a silent member costs STAGGER, not dial_timeout.
                     raced = self._race(untried, failures)
@@ -254,13 +253,14 @@ class GrpcKV:
                 return self._invoke(link, method, request)
             except grpc.RpcError as exc:
                 details = exc.details() or ""
-                if guarded and exc.code() not in _REFUSALS + _TRANSIENT_CODES:
+                code = _code(exc)
+                if guarded and code not in _REFUSALS + _TRANSIENT_CODES:
                     # Cut short, reset, garbled (INTERNAL, UNKNOWN, CANCELLED…): etcd may have applied it.
                     failures.append(f"{link.endpoint.url}: {_reason(exc)}")
                     self.close()
                     retry.grace(policy)
                     raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}") from None
-                if exc.code() not in _TRANSIENT_CODES:
+                if code not in _TRANSIENT_CODES:
                     raise StoreUnavailable(f"etcd {link.endpoint.url} {method}: {_detail(exc)}") from None
                 failures.append(f"{link.endpoint.url}: {_reason(exc)}")
                 self.close()
@@ -277,7 +277,7 @@ class GrpcKV:
                 retry.grace(policy)
                 raise AmbiguousWrite(f"etcd unavailable: {'; '.join(failures[-4:])}")
             if attempts >= REQUEST_ATTEMPTS or policy.left() <= 0:
-                raise StoreUnavailable(f"etcd unavailable: {'; '.join(failures[-4:])}")
+                raise StoreUnavailable(f"etcd unavailable: {retry.unavailable(policy, failures)}")
             retry.pause(policy, attempts - 1)
             untried = list(policy.endpoints)
 
@@ -315,7 +315,7 @@ class GrpcKV:
         try:
             reply = link.auth.Authenticate(request, timeout=self._policy.request_timeout())
         except grpc.RpcError as exc:
-            if exc.code() in _TRANSIENT_CODES:
+            if _code(exc) in _TRANSIENT_CODES:
                 raise  # the endpoint, not the credentials: the caller tries the next one
             # Never echo the reply: it is about the credentials.
             raise PluginError(
@@ -355,6 +355,8 @@ class GrpcKV:
         except grpc.RpcError as exc:
             link.channel.close()
             raise Unanswered(_reason(exc)) from None
+        except ValueError:  # the race ended and closed this loser's channel before its probe went out
+            raise Unanswered("closed: another member answered first") from None
         return link
 
 
@@ -396,9 +398,20 @@ def _read(path: str, setting: str, where: str) -> bytes:
         raise PluginError(f"{where}: {setting}: cannot read {path}: {exc.strerror or exc}") from None
 
 
+def _code(exc: grpc.RpcError) -> grpc.StatusCode:
+    """``exc``'s status code, etcd's own timeout read as the deadline it is: a member whose work on a request
+    outlived the deadline sent with it (a linearizable read on a member cut off from its leader) answers
+    UNKNOWN "context deadline exceeded" (Go's context error, which etcd's rpctypes leave unmapped) before
+    the client's own deadline fires. Another member may answer: it is transient, as DEADLINE_EXCEEDED is."""
+    code: grpc.StatusCode = exc.code()
+    if code == grpc.StatusCode.UNKNOWN and "context deadline exceeded" in (exc.details() or ""):
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return code
+
+
 def _reason(exc: grpc.RpcError) -> str:
     """Why an endpoint did not answer, in the gateway transport's words where they exist."""
-    if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+    if _code(exc) == grpc.StatusCode.DEADLINE_EXCEEDED:
         return "timed out"
     details = exc.details() or exc.code().name
     found = _CONNECT_DETAIL.search(details)

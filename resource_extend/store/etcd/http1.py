@@ -7,6 +7,11 @@ A reply past the bound is refused as soon as its framing says so (a Content-Leng
 as soon as that many bytes arrived (read until close): an endless or enormous reply costs a call the
 bound, never more, and fails it with a bad-reply line rather than exhausting the host.
 
+What RFC 9112 refuses is refused at once, and what it allows is read as it says: a head may end its lines
+with a bare LF (2.2), its end too (``\n\n``, as h11 reads it); a 1xx interim reply before the answer is
+skipped (RFC 9110 15.2), all of them together held to ``MAX_HEAD``; two Content-Lengths that disagree are
+a bad reply (6.3), where waiting for the longer one would hold the call until its timeout.
+
 Errors are ``Malformed`` (a ``ValueError``): connection.py turns them into failing.py's ``BadReply``.
 """
 
@@ -41,7 +46,7 @@ class Reply:
 class Parser:
     """Bytes in (``feed``), whole replies out (``next``), in order; ``eof`` once the peer closed."""
 
-    __slots__ = ("_body", "_buf", "_close", "_left", "_most", "_parts", "_scanned", "_state", "_status")
+    __slots__ = ("_body", "_buf", "_close", "_interim", "_left", "_most", "_parts", "_scanned", "_state", "_status")
 
     def __init__(self, most: int = MAX_REPLY) -> None:
         self._most = most
@@ -55,6 +60,7 @@ class Parser:
         self._left = 0  # the bytes of the body, or of the chunk, still to come
         self._body = 0  # the body's bytes so far (chunked)
         self._parts: list[bytes] = []
+        self._interim = 0  # the bytes of the 1xx replies skipped before the answer under way
 
     @property
     def buffered(self) -> int:
@@ -84,7 +90,7 @@ class Parser:
         while True:
             state = self._state
             if state == HEAD:
-                head = self._line(b"\r\n\r\n", MAX_HEAD)
+                head = self._head_bytes()
                 if head is None:
                     return None
                 self._head(head)
@@ -137,6 +143,27 @@ class Parser:
         del buf[: at + len(marker)]
         return line
 
+    def _head_bytes(self) -> bytes | None:
+        """The head up to the empty line that ends it (CRLF or a bare LF, each line's and its own), taken off
+        the buffer; None while it has not come. 1xx replies skipped before the answer count to the bound."""
+        buf = self._buf
+        start = max(0, self._scanned - 2)
+        crlf = buf.find(b"\n\r\n", start)
+        lf = buf.find(b"\n\n", start, crlf + 1 if crlf >= 0 else len(buf))  # only an earlier end counts
+        if lf < 0 and crlf < 0:
+            if len(buf) + self._interim > MAX_HEAD:
+                raise Malformed(f"no end of the head within {MAX_HEAD} bytes")
+            self._scanned = len(buf)
+            return None
+        at, end = (lf, lf + 2) if lf >= 0 else (crlf, crlf + 3)
+        self._interim += end
+        if self._interim > MAX_HEAD:
+            raise Malformed(f"no end of the head within {MAX_HEAD} bytes")
+        self._scanned = 0
+        head = bytes(buf[:at])
+        del buf[:end]
+        return head
+
     def _head(self, head: bytes) -> None:
         # A bare LF ends a line too (RFC 9112 2.2 allows it, and h11 does so): split on CRLF alone, a header
         # after one would be read as part of the line before it.
@@ -146,15 +173,28 @@ class Parser:
         if not version.startswith("HTTP/1.") or len(code) != 3 or not (code.isascii() and code.isdigit()):
             raise Malformed(f"malformed HTTP status line {lines[0][:80]!r}")
         self._status = int(code)
+        if code[0] == "1":
+            # An interim reply (100 Continue, 103 Early Hints): no body, and the answer follows. 101 would
+            # switch protocols, which no request here asks for.
+            if code == "101":
+                raise Malformed("101 Switching Protocols, never asked for")
+            return
+        self._interim = 0
         headers = {}
+        lengths: set[str] = set()
         for line in lines[1:]:
             name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
+            name = name.strip().lower()
+            headers[name] = value.strip()
+            if name == "content-length":  # "5, 5" is one length said twice (RFC 9110 8.6)
+                lengths.update(part.strip() for part in value.split(","))
+        if len(lengths) > 1:
+            raise Malformed(f"Content-Lengths that disagree: {', '.join(sorted(lengths))[:80]}")
         self._close = headers.get("connection", "").lower() == "close"
         if headers.get("transfer-encoding", "").lower() == "chunked":
             self._state, self._body = CHUNK_SIZE, 0
-        elif "content-length" in headers:
-            length = headers["content-length"]
+        elif lengths:
+            length = lengths.pop()
             if not (length.isascii() and length.isdigit() and len(length) <= 15):
                 raise Malformed(f"bad Content-Length {length[:40]!r}")
             self._left = int(length)

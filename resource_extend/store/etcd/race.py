@@ -109,6 +109,14 @@ class Race(Generic[T]):
                 self._finished += 1
                 self._cond.notify()
             return
+        except Exception as exc:  # a thread's own would print a traceback on the call's stderr
+            # Anything else an attempt raises (a loser whose channel the race's end closed under it: gRPC's
+            # "Cannot invoke RPC on closed channel!") fails that endpoint, in words, never a traceback.
+            with self._cond:
+                self.failures.append(f"{endpoint.url}: {type(exc).__name__}: {exc}")
+                self._finished += 1
+                self._cond.notify()
+            return
         with self._cond:
             self._finished += 1
             if not self._winner and self._error is None and not self._over:

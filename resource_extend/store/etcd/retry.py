@@ -35,8 +35,27 @@ def pause(policy: Policy, retry: int) -> None:
     time.sleep(min(0.05 * 2**retry, 0.5, max(policy.left(), 0)))
 
 
-def tried(policy: Policy) -> str:
-    return ", ".join(e.url for e in policy.endpoints)
+def unavailable(policy: Policy, failures: list[str]) -> str:
+    """Why no endpoint answered, for ``etcd unavailable: …``: each endpoint tried and what it did (each of its
+    failures once, in order: ``<url>: <why>``), and, of several configured, those never tried and why. One
+    member named alone, of three configured, said nothing of the other two."""
+    said: dict[str, list[str]] = {}
+    loose: list[str] = []
+    urls = {endpoint.url for endpoint in policy.endpoints}
+    for failure in failures:
+        url, found, why = failure.partition(": ")
+        if found and url in urls:
+            whys = said.setdefault(url, [])
+            if why not in whys:
+                whys.append(why)
+        elif failure not in loose:
+            loose.append(failure)
+    parts = [f"{url}: {', then '.join(whys)}" for url, whys in said.items()]
+    untried = [endpoint.url for endpoint in policy.endpoints if endpoint.url not in said]
+    if untried and len(policy.endpoints) > 1:
+        total = policy._config.total_timeout
+        parts.append(f"{', '.join(untried)}: not tried, the call's etcd.total_timeout ({total:g} s) ran out first")
+    return "; ".join(parts + loose) or "timed out"
 
 
 def backoff(attempt: int) -> None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import socket
 import ssl
+import time
 
 from resource_extend.errors import PluginError
+from resource_extend.store.etcd import dial
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,16 +22,15 @@ if TYPE_CHECKING:
 
 
 def connect(host: str | bytes, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> socket.socket:
-    """A TLS connection to ``endpoint`` (at ``host``, its name as connection.py passes it): ssl wraps only
-    the socket module's sockets."""
-    return wrap(_tcp(host, endpoint.port, timeout), endpoint, config)
+    """A TLS connection to ``endpoint`` (at ``host``, its name as connection.py passes it) within ``timeout``,
+    the TLS files loaded within it too: ssl wraps only the socket module's sockets."""
+    end = time.monotonic() + timeout
+    return wrap(_tcp(host, endpoint.port, timeout), endpoint, config, end)
 
 
 def _tcp(host: str | bytes, port: int, timeout: float) -> socket.socket:
     """dial.py's connection (its name resolved within ``timeout`` too), as the socket module's socket, which is
     the only kind ssl wraps."""
-    from resource_extend.store.etcd import dial
-
     raw = dial.connect(host, port, timeout)
     family, kind, proto = raw.family, raw.type, raw.proto
     fd = raw.detach()
@@ -44,25 +45,119 @@ def _tcp(host: str | bytes, port: int, timeout: float) -> socket.socket:
     return tcp
 
 
-def wrap(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig) -> socket.socket:
-    _check_files(config)
+class SlowFiles(dial.Slow):
+    """TLS files that did not load within the connection's time (``context``): a timeout, as a dial that
+    timed out is, so the call tries again within its deadline, never past it, and says what was slow."""
+
+    def __init__(self, config: EtcdConfig, timeout: float) -> None:
+        files = [f"etcd.{name} {path} ({_megabytes(path)})" for name, path in _files(config)]
+        what = ", ".join(files) or "the system trust store"
+        super().__init__(f"TLS: loading {what} took longer than {timeout:.1f} s: keep only the CAs etcd needs")
+
+
+# The context each set of TLS files gives, loading or loaded: (done, [the context or what loading raised]).
+# Loaded once a process, whatever its connections; a load given up on by one connection is waited for by
+# the next, never started again. Keyed by the files as they are (``_key``): a process that outlives a
+# certificate's renewal loads the new one.
+_CONTEXTS: dict[tuple[Any, ...], tuple[Any, list[Any]]] = {}
+
+
+def _key(config: EtcdConfig) -> tuple[Any, ...]:
+    import posix
+
+    key: list[Any] = []
+    for _, path in _files(config):
+        try:
+            found = posix.stat(path)
+            key.append((path, found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns))
+        except OSError:  # _check_files names it
+            key.append((path,))
+    return tuple(key)
+
+
+def context(config: EtcdConfig, end: float) -> ssl.SSLContext:
+    """The SSL context of ``config``'s TLS files, or ``SlowFiles`` past ``end`` (time.monotonic()).
+
+    OpenSSL reads a CA bundle in one C call that nothing interrupts, ~0.2 s a megabyte (a 50 MB bundle held
+    calls with a 1 s total_timeout for 4.4–4.7 s, loaded again by every connection): it runs in a thread of
+    its own (the call's process exits without waiting for it), and the connection waits at most its time."""
+    import _thread
+
+    key = _key(config)
+    pending = _CONTEXTS.get(key)
+    if pending is None:
+        _check_files(config)
+        done = _thread.allocate_lock()
+        done.acquire()
+        found: list[Any] = []
+        # setdefault: of the race's threads connecting at once (several https:// members), one loads.
+        pending = _CONTEXTS.setdefault(key, (done, found))
+
+        def load() -> None:
+            try:
+                found.append(_load(config))
+            except BaseException as exc:  # handed to the connection: a thread's own would print a traceback
+                found.append(exc)
+            finally:
+                done.release()
+
+        if pending[0] is done:
+            try:
+                _thread.start_new_thread(load, ())
+            except RuntimeError:  # no thread to be had (a pids cgroup, RLIMIT_NPROC): loaded here, as it was
+                load()
+    done, found = pending
+    left = end - time.monotonic()
+    if not done.acquire(True, max(left, 0.0)):
+        raise SlowFiles(config, max(left, 0.0))
+    done.release()  # loaded: every later connection takes it at once
+    if isinstance(found[0], BaseException):
+        raise found[0]
+    loaded: ssl.SSLContext = found[0]
+    return loaded
+
+
+def _load(config: EtcdConfig) -> ssl.SSLContext:
     try:
         # No etcd.ca: the system trust store, as for any https:// URL.
-        context = ssl.create_default_context(cafile=config.ca or None)
+        loaded = ssl.create_default_context(cafile=config.ca or None)
     except (OSError, ssl.SSLError) as exc:
-        sock.close()
         raise PluginError(f"{config.where}: etcd.ca: cannot load {config.ca}: {_ssl_reason(exc)}") from None
     if config.client_certificate:
         try:
-            context.load_cert_chain(config.cert, config.key)
+            loaded.load_cert_chain(config.cert, config.key)
         except (OSError, ssl.SSLError) as exc:
-            sock.close()
             raise PluginError(
                 f"{config.where}: etcd.cert/etcd.key: cannot load the client certificate {config.cert} "
                 f"with key {config.key}: {_ssl_reason(exc)}"
             ) from None
+    return loaded
+
+
+def _files(config: EtcdConfig) -> list[tuple[str, str]]:
+    named = [("ca", config.ca)]
+    if config.client_certificate:
+        named += [("cert", config.cert), ("key", config.key)]
+    return [(name, path) for name, path in named if path]
+
+
+def _megabytes(path: str) -> str:
+    import posix
+
     try:
-        return context.wrap_socket(sock, server_hostname=endpoint.host)
+        return f"{posix.stat(path).st_size / 1e6:.1f} MB"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+
+
+def wrap(sock: socket.socket, endpoint: Endpoint, config: EtcdConfig, end: float) -> socket.socket:
+    try:
+        loaded = context(config, end)
+    except BaseException:
+        sock.close()
+        raise
+    try:
+        return loaded.wrap_socket(sock, server_hostname=endpoint.host)
     except ssl.SSLCertVerificationError as exc:
         sock.close()
         raise ConnectionError(_verify_failure(exc, endpoint, config)) from None

@@ -54,3 +54,59 @@ def test_the_root_is_shiv_root_then_home_then_a_per_user_directory_in_tmpdir(
 
 def test_the_verb_in_its_failure_line_skips_options() -> None:
     assert extract.verb_of(["--config", "a.yaml", "add-node"]) == " add-node"
+
+
+# -- a build in use is never removed (issue 35) -------------------------------------------------------------
+
+BUILD = "resource-gpu_" + "a" * 64
+
+
+def _open(path: Path) -> int:
+    import os
+
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def test_a_build_a_call_holds_is_not_removed_and_one_none_holds_is(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / BUILD / "site-packages").mkdir(parents=True)
+    root_fd = _open(tmp_path)
+    call_fd = _open(tmp_path / BUILD)
+    try:
+        assert extract.hold(call_fd, BUILD, root_fd)
+        extract.remove_unused(str(tmp_path), root_fd, BUILD)
+        assert (tmp_path / BUILD / "site-packages").is_dir()  # a running call's: kept
+        os.close(call_fd)  # the call exits
+        call_fd = -1
+        extract.remove_unused(str(tmp_path), root_fd, BUILD)
+        assert list(tmp_path.iterdir()) == []  # no temporary left either
+    finally:
+        for fd in (root_fd, call_fd):
+            if fd >= 0:
+                os.close(fd)
+
+
+def test_a_call_that_waited_while_its_build_was_removed_is_told_to_unpack_it_again(tmp_path: Path) -> None:
+    import fcntl
+    import os
+    import threading
+
+    (tmp_path / BUILD).mkdir()
+    root_fd = _open(tmp_path)
+    pruning = _open(tmp_path / BUILD)
+    fcntl.flock(pruning, fcntl.LOCK_EX)  # as remove_unused holds it
+    call_fd = _open(tmp_path / BUILD)
+    held: list[bool] = []
+    waiting = threading.Thread(target=lambda: held.append(extract.hold(call_fd, BUILD, root_fd)))
+    try:
+        waiting.start()
+        waiting.join(0.2)
+        assert held == []  # the call waits for the removal
+        os.rename(tmp_path / BUILD, tmp_path / ".gone")
+        os.close(pruning)
+        waiting.join(5)
+        assert held == [False]
+    finally:
+        os.close(call_fd)
+        os.close(root_fd)

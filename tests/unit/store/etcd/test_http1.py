@@ -1,6 +1,8 @@
 """HTTP/1.1 reply parsing (etcd/http1.py) against the h11 package: replies h11 writes as a server, and replies
 read until close written here, are read by the parser as h11 reads them as a client, however the bytes are
-split; bytes h11 and the parser both take whole are read alike; and no framing takes a reply past the bound."""
+split; bytes h11 and the parser both take whole are read alike; no framing takes a reply past the bound; and
+what RFC 9112 refuses (Content-Lengths that disagree) is refused at once, what it allows (1xx replies before
+the answer, a head of bare LFs) read as h11 reads it."""
 
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ def read_by_h11(data: bytes, count: int, closes: bool) -> list[tuple[int, bytes]
                 elif isinstance(event, h11.EndOfMessage):
                     break
                 elif isinstance(event, h11.InformationalResponse):
-                    return None
+                    continue  # a 1xx before the answer: skipped
                 else:  # NEED_DATA, PAUSED, ConnectionClosed: the bytes end before the reply does
                     return None
             replies.append((status, bytes(body)))
@@ -226,3 +228,78 @@ def test_a_header_after_a_bare_line_feed_is_read_as_h11_reads_it() -> None:
     data = b"HTTP/1.1 200 OK\r\nDate: x\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
     assert read_by_h11(data, 1, closes=True) == [(200, b"abc")]
     assert read_by_parser(data, [], 1, closes=True) == [(200, b"abc")]
+
+
+def _interim(status: int) -> bytes:
+    server = h11.Connection(h11.SERVER)
+    client = h11.Connection(h11.CLIENT)
+    server.receive_data(client.send(_request()) + client.send(h11.EndOfMessage()))
+    server.next_event()
+    return server.send(h11.InformationalResponse(status_code=status, headers=[(b"X-A", b"b")]))
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(
+    REPLY,
+    st.lists(st.sampled_from([100, 102, 103]), min_size=1, max_size=3),
+    st.lists(st.integers(0, 700), max_size=6),
+)
+def test_interim_replies_before_the_answer_are_skipped_as_h11_skips_them(
+    reply: Any, interims: list[int], cuts: list[int]
+) -> None:
+    data = b"".join(map(_interim, interims)) + written_by_h11([reply])
+    expected = [(reply[0], b"".join(reply[2]))]
+    assert read_by_h11(data, 1, closes=False) == expected
+    assert read_by_parser(data, cuts, 1, closes=False) == expected
+
+
+def test_a_101_never_asked_for_is_refused_as_h11_refuses_it() -> None:
+    data = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    assert read_by_h11(data, 1, closes=False) is None
+    with pytest.raises(Malformed, match="101"):
+        read_by_parser(data, [], 1, closes=False)
+
+
+def test_endless_interim_replies_are_refused_past_the_head_bound() -> None:
+    parser = Parser()
+    with pytest.raises(Malformed, match="within"):
+        for _ in range(http1.MAX_HEAD // 20 + 2):
+            parser.feed(b"HTTP/1.1 100 Go on\r\n\r\n")
+            assert parser.next() is None
+
+
+@pytest.mark.parametrize("lengths", [b"Content-Length: 2\r\nContent-Length: 3", b"Content-Length: 2, 3"])
+def test_content_lengths_that_disagree_are_refused_at_once_as_h11_refuses_them(lengths: bytes) -> None:
+    # Taking either would read the body wrong; taking the longer waits for bytes that never come.
+    data = b"HTTP/1.1 200 OK\r\n" + lengths + b"\r\n\r\n{}"
+    assert read_by_h11(data, 1, closes=False) is None
+    with pytest.raises(Malformed, match="disagree"):
+        read_by_parser(data, [], 1, closes=False)
+
+
+def test_a_content_length_said_twice_alike_is_read_as_h11_reads_it() -> None:
+    data = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2, 2\r\n\r\n{}"
+    assert read_by_h11(data, 1, closes=False) == [(200, b"{}")]
+    assert read_by_parser(data, [], 1, closes=False) == [(200, b"{}")]
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(REPLY, st.lists(st.integers(0, 700), max_size=6), st.sampled_from([b"\n", b"\r\n"]))
+def test_a_head_of_bare_line_feeds_is_read_as_h11_reads_it_however_split(
+    reply: Any, cuts: list[int], last: bytes
+) -> None:
+    # The empty line that ends the head may be a bare LF too: waiting for CRLF CRLF held the call until
+    # its timeout. Each line of the head, and the empty one, ends in a bare LF or (``last``) in CRLF.
+    data = written_by_h11([reply])
+    head, _, body = data.partition(b"\r\n\r\n")
+    data = head.replace(b"\r\n", b"\n") + b"\n" + last + body
+    expected = [(reply[0], b"".join(reply[2]))]
+    assert read_by_h11(data, 1, closes=False) == expected
+    assert read_by_parser(data, cuts, 1, closes=False) == expected
+
+
+@pytest.mark.parametrize("data", [b"\n" * 100, b"\r\n" * 100, b"\nHTTP/1.1 200 OK\n\n"])
+def test_a_head_of_empty_lines_is_refused_at_once_as_h11_refuses_it(data: bytes) -> None:
+    assert read_by_h11(data, 1, closes=False) is None
+    with pytest.raises(Malformed, match="status line"):
+        read_by_parser(data, [], 1, closes=False)

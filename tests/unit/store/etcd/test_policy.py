@@ -97,7 +97,20 @@ def test_a_failed_endpoint_goes_last_and_the_others_keep_their_order() -> None:
     chosen = policy()
     retry.rotate(chosen, chosen.endpoints[0])
     assert [e.url for e in chosen.endpoints] == [URLS[1], URLS[2], URLS[0]]
-    assert retry.tried(chosen) == "http://b:2, http://c:3, http://a:1"
+
+
+def test_a_call_that_gives_up_names_each_endpoint_tried_once_with_what_it_did_and_the_others_as_untried() -> None:
+    chosen = policy(total_timeout=2)
+    failures = [f"{URLS[1]}: HTTP 503: no leader", f"{URLS[1]}: timed out", f"{URLS[1]}: timed out"]
+    assert retry.unavailable(chosen, failures) == (
+        f"{URLS[1]}: HTTP 503: no leader, then timed out; "
+        f"{URLS[0]}, {URLS[2]}: not tried, the call's etcd.total_timeout (2 s) ran out first"
+    )
+    everyone = [f"{URLS[2]}: Connection refused", f"{URLS[0]}: timed out", f"{URLS[1]}: bad reply: 3 bytes"]
+    assert retry.unavailable(chosen, everyone) == "; ".join(everyone)
+    alone = policy(urls=(URLS[0],))
+    assert retry.unavailable(alone, []) == "timed out"
+    assert retry.unavailable(alone, [f"{URLS[0]}: timed out"]) == f"{URLS[0]}: timed out"
 
 
 def test_past_the_deadline_a_request_is_refused_and_a_dial_is_a_timeout() -> None:
