@@ -10,7 +10,8 @@ bound, never more, and fails it with a bad-reply line rather than exhausting the
 What RFC 9112 refuses is refused at once, and what it allows is read as it says: a head may end its lines
 with a bare LF (2.2), its end too (``\n\n``, as h11 reads it); a 1xx interim reply before the answer is
 skipped (RFC 9110 15.2), all of them together held to ``MAX_HEAD``; two Content-Lengths that disagree are
-a bad reply (6.3), where waiting for the longer one would hold the call until its timeout.
+a bad reply (6.3), where waiting for the longer one would hold the call until its timeout; a 204 or 304
+has no body, and chunked framing wins over a Content-Length beside it (6.3).
 
 Errors are ``Malformed`` (a ``ValueError``): connection.py turns them into failing.py's ``BadReply``.
 """
@@ -191,7 +192,11 @@ class Parser:
         if len(lengths) > 1:
             raise Malformed(f"Content-Lengths that disagree: {', '.join(sorted(lengths))[:80]}")
         self._close = headers.get("connection", "").lower() == "close"
-        if headers.get("transfer-encoding", "").lower() == "chunked":
+        if code in ("204", "304"):
+            # No body whatever the headers say (RFC 9112 6.3): read until close, the call would wait for its
+            # timeout; the next bytes are the next reply's.
+            self._state, self._left = LENGTH, 0
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
             self._state, self._body = CHUNK_SIZE, 0
         elif lengths:
             length = lengths.pop()

@@ -303,3 +303,40 @@ def test_a_head_of_empty_lines_is_refused_at_once_as_h11_refuses_it(data: bytes)
     assert read_by_h11(data, 1, closes=False) is None
     with pytest.raises(Malformed, match="status line"):
         read_by_parser(data, [], 1, closes=False)
+
+
+@pytest.mark.parametrize("status", [204, 304])
+def test_a_reply_without_a_body_by_its_status_ends_at_its_head_as_h11_reads_it(status: int) -> None:
+    # Without a length it is no reply read until close: the next bytes are the next reply (make test-deep's
+    # differential found this one read as a body).
+    data = f"HTTP/1.1 {status} X\r\nX-A: 1\r\n\r\n".encode() + b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    parser = Parser()
+    parser.feed(data)
+    first, second = parser.next(), parser.next()
+    assert first is not None and (first.status, first.body) == (status, b"")
+    assert second is not None and (second.status, second.body) == (200, b"ok")
+    assert read_by_h11(data, 2, closes=False) == [(status, b""), (200, b"ok")]
+
+
+def test_chunked_framing_wins_over_a_content_length_beside_it() -> None:
+    parser = Parser()
+    parser.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+    reply = parser.next()
+    assert reply is not None and reply.body == b"hello"
+
+
+def test_a_chunk_not_followed_by_its_crlf_is_refused() -> None:
+    parser = Parser()
+    parser.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXY0\r\n\r\n")
+    with pytest.raises(Malformed, match="a chunk longer than its size"):
+        parser.next()
+
+
+@pytest.mark.parametrize(
+    ("header", "closes"), [(b"Connection: close\r\n", True), (b"Connection: keep-alive\r\n", False), (b"", False)]
+)
+def test_a_reply_saying_connection_close_is_marked_so_the_connection_goes(header: bytes, closes: bool) -> None:
+    parser = Parser()
+    parser.feed(b"HTTP/1.1 200 OK\r\n" + header + b"Content-Length: 2\r\n\r\nok")
+    reply = parser.next()
+    assert reply is not None and (reply.body, reply.close) == (b"ok", closes)
