@@ -82,7 +82,9 @@ def test_doctor_never_reports_a_write_token_left_without_its_record(gpu: PluginD
     done = doctor(gpu)
     assert (done.returncode, done.stdout) == (0, f"no problems found under {gpu.key('')}\n")
     gpu.ok("remove-node", {"nodename": "n2"})
-    assert gpu.etcd.get(f"{gpu.prefix}/write-token/gpu/n2") is None  # remove-node takes its token along
+    tombstone = gpu.etcd.get(f"{gpu.prefix}/write-token/gpu/n2")
+    assert tombstone is not None and tombstone.startswith("removed.")  # remove-node leaves its tombstone
+    assert "write-token" not in doctor(gpu).stdout  # no record left ("0 records"), tombstones or not
 
 
 def test_doctor_finds_each_kind_of_gpu_problem(gpu: PluginDir) -> None:

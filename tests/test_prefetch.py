@@ -133,7 +133,7 @@ def config_of(etcd_url: str, prefix: str, **kw: Any) -> Config:
         ("get-node-resource-info", {"nodename": "x" * (MAX_NODE_NAME + 1)}),
         ("get-node-resource-info", {"nodename": 7}),
         ("get-node-resource-info", ["n1"]),
-        ("remove-node", {"nodename": "n1"}),
+        ("add-node", {"nodename": "n1"}),  # reads the record with its token: NodeStore.read
         ("get-node-resource-info", {"nodenames": ["n1", "n2"]}),
         ("get-nodes-resource-info", {"nodename": "n1"}),
         ("get-nodes-resource-info", {"nodenames": []}),

@@ -336,7 +336,7 @@ def test_delete_of_a_missing_node_succeeds(etcd: DevEtcd, prefix: str, transport
     assert etcd.get(f"{prefix}/resource/gpu/n1") is None
 
 
-def test_each_guarded_write_leaves_a_token_of_its_own_beside_the_record_and_delete_removes_both(
+def test_each_guarded_write_leaves_a_token_of_its_own_beside_the_record_and_delete_a_tombstone(
     etcd: DevEtcd, prefix: str, transport: str
 ) -> None:
     store = store_for(etcd, prefix, transport)
@@ -349,7 +349,11 @@ def test_each_guarded_write_leaves_a_token_of_its_own_beside_the_record_and_dele
     assert updated is not None and updated != created  # one token per attempt
     assert store_for(etcd, prefix, transport)._token() not in (created.encode(), updated.encode())  # per call too
     store.delete("n1")
-    assert etcd.get(token) is None and etcd.get(f"{prefix}/resource/gpu/n1") is None
+    tombstone = etcd.get(token)
+    assert etcd.get(f"{prefix}/resource/gpu/n1") is None
+    assert tombstone is not None and tombstone.startswith("removed.")  # the token key never goes back to absent
+    store.create("n1", GpuRecord({"a": 2}, {}))  # the create is guarded by the tombstone's revision
+    assert etcd.get(token) not in (None, tombstone)
 
 
 def test_a_failed_compare_answers_with_the_record_and_token_it_found(
@@ -466,14 +470,22 @@ class LostAnswers(GatewayKV):
         self.lost = 0
         self.meanwhile = meanwhile
 
-    def put_if(self, key: str, value: bytes | None, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+    def put_if(
+        self,
+        key: str,
+        value: bytes | None,
+        mod_revision: int,
+        token_key: str,
+        token: bytes,
+        token_revision: int | None = None,
+    ) -> Snapshot | None:
         if self.lost == 0:
             self.lost += 1
             if self.apply:
-                super().put_if(key, value, mod_revision, token_key, token)
+                super().put_if(key, value, mod_revision, token_key, token, token_revision)
             self.meanwhile()
             raise AmbiguousWrite("etcd: no answer (injected)")
-        return super().put_if(key, value, mod_revision, token_key, token)
+        return super().put_if(key, value, mod_revision, token_key, token, token_revision)
 
 
 def one_more(record: GpuRecord | None) -> GpuRecord:
@@ -550,3 +562,25 @@ def test_a_gateway_call_that_succeeds_loads_no_failure_handling(
     done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == []
+
+
+@pytest.mark.parametrize("then", ["removed", "removed and added again"])
+def test_a_lost_create_is_settled_once_though_the_node_was_removed_after_it(
+    etcd: DevEtcd, prefix: str, then: str
+) -> None:
+    # A record's absence holds again after a remove-node: guarded by absence alone, the lost create was
+    # taken for one that never landed and made again (the removed node back), or, with the node added
+    # again, for another's ("node already exists" though it had applied). The token key's revision, which
+    # a remove-node's tombstone keeps growing, settles it: it landed, once.
+    other = store_for(etcd, prefix, "gateway")
+
+    def meanwhile() -> None:
+        other.delete("n1")
+        if then != "removed":
+            other.create("n1", GpuRecord({"b": 7}, {}))
+
+    kv = LostAnswers(EtcdConfig(machines=(etcd.url,), prefix=prefix), apply=True, meanwhile=meanwhile)
+    created = NodeStore(kv, prefix, "gpu", GpuRecord).create("n1", GpuRecord({"a": 1}, {}))
+    assert created == GpuRecord({"a": 1}, {})
+    stored = etcd.get(f"{prefix}/resource/gpu/n1")
+    assert stored is None if then == "removed" else other.get("n1") == GpuRecord({"b": 7}, {})

@@ -34,9 +34,11 @@ def add_node(call: Call[R]) -> RecordJSON:
     # The reference checks for an existing record before it reads the request's resources; an
     # unreadable record exists too (set-node-resource-info or remove-node replaces it).
     check_node_name(node)  # before "node already exists": a name no write may use is refused as such
-    if call.store.exists(node):
+    # The record and its token key in one read: the create is guarded by both (NodeStore._write).
+    read = call.store.read(node)
+    if read.entries[0] is not None:
         raise PluginError(f"node already exists: {node}")
-    return call.store.create(node, request.record()).to_json()
+    return call.store.create(node, request.record(), read).to_json()
 
 
 def remove_node(call: Call[R]) -> Empty:

@@ -68,7 +68,7 @@ def node_key(prefix: str, plugin: str, node: str) -> str:
 def token_key(prefix: str, plugin: str, node: str) -> str:
     """The key each guarded write of a node's record also writes a token of its own to (decision 20): by
     it, a write whose answer was lost is settled. Outside ``<prefix>/resource/``, so neither plugin's reads
-    nor the Go binaries see it; remove-node deletes it with the record."""
+    nor the Go binaries see it; remove-node leaves its token there as the node's tombstone."""
     return f"{prefix}/write-token/{plugin}/{node}"
 
 
@@ -144,8 +144,14 @@ class NodeStore(Generic[R]):
         except PluginError:
             return self._record.empty()
 
-    def create(self, node: str, record: R) -> R:
-        """Write a new record; fails with ``node already exists`` when any record is there."""
+    def read(self, node: str) -> Snapshot:
+        """The node's record and its token key as they are now, in one read: what ``create`` writes after."""
+        return self._kv.history([self.key(node), self._tokens + node], 0)
+
+    def create(self, node: str, record: R, read: Snapshot | None = None) -> R:
+        """Write a new record; fails with ``node already exists`` when any record is there. ``read``: the
+        node as ``read`` found it, when the caller read it first (add-node does, before its request's
+        resources, as the reference does)."""
         check_node_name(node)
         stored, data = self._storable(node, record)
 
@@ -154,7 +160,7 @@ class NodeStore(Generic[R]):
                 raise PluginError(f"node already exists: {node}")
             return stored, data
 
-        self._write(node, change)
+        self._write(node, change, read)
         return stored
 
     def put(self, node: str, record: R) -> R:
@@ -193,47 +199,62 @@ class NodeStore(Generic[R]):
         number = self._write(node, changed)
         return made[number if number >= 0 else -1 - number]
 
-    def _write(self, node: str, change: Callable[[Entry | None], tuple[R | None, bytes | None] | None]) -> int:
+    def _write(
+        self,
+        node: str,
+        change: Callable[[Entry | None], tuple[R | None, bytes | None] | None],
+        read: Snapshot | None = None,
+    ) -> int:
         """Write ``change`` of the record as one guarded transaction, exactly once (decision 20); the
         number of the ``change`` call whose record was written, from 0, or -1 - that number when it found
         nothing to write.
 
         ``change`` gets the stored entry (``None``: absent) and returns the record and bytes to write (no
-        bytes: delete the record), or None to write nothing. Each attempt's transaction also writes a token
-        of its own to the node's token key (``token_key``), beside the record and outside the reference's
-        keys. An attempt whose answer is not a clean success (another writer's change came first; the
-        answer was lost, cut, or unreadable) is pending until settle.py finds out from etcd which change
-        came first after the revision it guarded: its own (it landed: the call is done), another's (it can
-        never land: its compare is dead, so the change is made again on what is stored now), or none yet
-        (it may still land: the next attempt guards the same revision, so at most one of them lands).
+        bytes: delete the record), or None to write nothing. ``read``: the record and its token key as the
+        caller read them (``read``), in place of the first read. Each attempt's transaction also writes a
+        token of its own to the node's token key (``token_key``), beside the record and outside the
+        reference's keys; a delete leaves its token there as a tombstone, so the token key's mod_revision
+        only ever grows. A write where no record is stored is guarded by that revision too: absence holds
+        again after a remove-node, the token key's revision never does. An attempt whose answer is not a
+        clean success (another writer's change came first; the answer was lost, cut, or unreadable) is
+        pending until settle.py finds out from etcd which change came first after the revision it
+        guarded: its own (it landed: the call is done), another's (it can never land: its compare is
+        dead, so the change is made again on what is stored now), or none yet (it may still land: the next
+        attempt guards the same revision, so at most one of them lands).
         """
         key, tokens = self.key(node), self._tokens + node
         pending: list[Attempt] = []
-        found: Snapshot | None = None  # what a failed compare found, read in place of the next read
+        found = read  # what was read already (the caller's read, a failed compare's answer)
         for attempt in range(MAX_ATTEMPTS):
             if pending:
                 from resource_extend.store import settle  # only a write that was not a clean success
 
-                now = settle.now(self._kv, node, key, tokens, pending, found)
-                landed = settle.landed(self._kv, node, key, tokens, pending, now)
+                found = settle.now(self._kv, node, key, tokens, pending, found)
+                landed = settle.landed(self._kv, node, key, tokens, pending, found)
                 if landed is not None:
                     return landed.number
-                entry = now.entries[0]
-            else:
-                entry = self._kv.get(key)
+            entry = found.entries[0] if found is not None else self._kv.get(key)
+            if entry is None and found is None:
+                # Nothing stored: the write is guarded by the token key's revision too, read with it.
+                found = self._kv.history([key, tokens], 0)
+                entry = found.entries[0]
             wanted = change(entry)
             if wanted is None:
                 return -1 - attempt
-            guard = 0 if entry is None else entry.mod_revision
-            token = self._token()
+            guard, token_guard, since = 0 if entry is None else entry.mod_revision, None, 0
+            if entry is None:
+                assert found is not None
+                made, since = found.entries[1], found.revision
+                token_guard = 0 if made is None else made.mod_revision
+            token = self._token(removed=wanted[1] is None)
             try:
-                found = self._kv.put_if(key, wanted[1], guard, tokens, token)
+                found = self._kv.put_if(key, wanted[1], guard, tokens, token, token_guard)
             except errors.StoreUnavailable as exc:
                 from resource_extend.store import settle
 
                 if not isinstance(exc, errors.AmbiguousWrite):
                     raise settle.unknown(node, pending, exc) from None
-                pending.append(settle.Attempt(guard, token, attempt, str(exc), wanted[1] is None))
+                pending.append(settle.Attempt(guard, token, attempt, str(exc), token_guard, since))
                 found = None
                 continue
             if found is None:
@@ -242,20 +263,27 @@ class NodeStore(Generic[R]):
             from resource_extend.store import settle
             from resource_extend.store.etcd import retry  # only a lost race pays for it
 
-            pending.append(settle.Attempt(guard, token, attempt, "its compare failed", wanted[1] is None))
+            pending.append(settle.Attempt(guard, token, attempt, "its compare failed", token_guard, since))
             retry.backoff(attempt)
         from resource_extend.store import settle
 
+        if pending:  # the last attempt's answer too is evidence: settled before the call gives up
+            landed = settle.landed(
+                self._kv, node, key, tokens, pending, settle.now(self._kv, node, key, tokens, pending, found)
+            )
+            if landed is not None:
+                return landed.number
         raise settle.gave_up(node, pending, MAX_ATTEMPTS)
 
-    def _token(self) -> bytes:
-        """A token no other attempt of any call carries: random per store, numbered per attempt."""
+    def _token(self, removed: bool = False) -> bytes:
+        """A token no other attempt of any call carries: random per store, numbered per attempt; a delete's
+        says so (``removed.``), for an operator reading the key."""
         self._written += 1
         if self._written == 1:
             import posix  # built in, loaded by every interpreter at start: no import paid
 
             self._base = posix.urandom(12).hex()
-        return f"{self._base}.{self._written}".encode()
+        return f"{'removed.' if removed else ''}{self._base}.{self._written}".encode()
 
     def _storable(self, node: str, record: R) -> tuple[R, bytes]:
         """The checked record and its bytes, proven readable by decoding them again (decision 9)."""
@@ -268,12 +296,12 @@ class NodeStore(Generic[R]):
         return stored, data
 
     def delete(self, node: str) -> None:
-        """Remove the node's record and its write token, in one guarded transaction (settled as every write
-        is: sent again after its answer was lost, a plain delete could remove a node added in between). A
-        token without its record (the Go remove-node leaves it) is removed too."""
+        """Remove the node's record in one guarded transaction, settled as every write is (sent again after
+        its answer was lost, a plain delete could remove a node added in between). Its token stays as the
+        node's tombstone: a write of the node made before it, whose answer was lost, can then never land
+        after it (``_write``)."""
         # Not name-checked: removing is how an operator cleans up a name an older version stored.
-        if self._write(node, lambda entry: None if entry is None else (None, None)) < 0:
-            self._kv.delete([self._tokens + node])
+        self._write(node, lambda entry: None if entry is None else (None, None))
 
     def _decode(self, node: str, data: bytes) -> R:
         try:

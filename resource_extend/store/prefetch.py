@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from resource_extend.store.etcd.protocol import KV
 
 
-# The verbs whose first store operation reads the record of the request's `nodename`: the call asks etcd for it
+# The verbs whose first store operation reads the record of the request's `nodename` (add-node reads it with its
+# write token, in a transaction of its own: NodeStore.read): the call asks etcd for it
 # as soon as the request is parsed (cli.parsed), before it loads the plugin's manifest and the verb's code, so
 # etcd answers meanwhile. A name, not a flag of the verb: the executable decides before any manifest loads.
 PREFETCHING = frozenset(
@@ -26,7 +27,8 @@ PREFETCHING = frozenset(
         "set-node-resource-capacity",
         "set-node-resource-usage",
         "fix-node-resource",
-        "add-node",
+        "remove-node",
+        "set-node-resource-info",
         "calculate-deploy",
         "calculate-realloc",
     )

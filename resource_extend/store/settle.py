@@ -14,12 +14,12 @@ which another writer's equal change also produces:
   writer's (the attempt is dead: the change is made again on what is stored now). While the record has not
   changed since ``g``, the attempt may still land: the next attempt guards the same ``g``, so at most one
   of them lands, and a later settle finds which.
-- An attempt of a create (guarded by the key's absence) can land as the key's creation: the record's
-  create revision is that change.
+- A record's absence holds again after a remove-node, so a write where no record was stored (a create)
+  also guards the token key's mod_revision as read, and nothing deletes a token key: a delete writes its
+  token as the node's tombstone. That revision only grows, so such an attempt can land only as the first
+  change of the token key after it was read, found the same way.
 - The token key's value now, when it is one of this call's tokens, says at once that that attempt landed
   (only that attempt's transaction writes it).
-- A delete (remove-node) writes no token: it landed if the record is gone at that first change, whoever
-  removed it, since the node is then removed as the call asked; a change that left a record kills it.
 
 Only when etcd has compacted the revisions that would tell, or cannot be read, does the call fail, saying
 that whether the write applied is unknown. Imported only when a write was not a clean success.
@@ -28,10 +28,13 @@ that whether the write applied is unknown. Imported only when a write was not a 
 from __future__ import annotations
 
 from resource_extend import errors
+from resource_extend.store.etcd.kv import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.store.etcd.kv import Entry, Snapshot
+    from typing import Callable
+
+    from resource_extend.store.etcd.kv import Entry
     from resource_extend.store.etcd.protocol import KV
 
 UNKNOWN = "whether the write applied is unknown"
@@ -40,16 +43,20 @@ UNKNOWN = "whether the write applied is unknown"
 class Attempt:
     """One guarded write this call sent whose outcome is not known yet: the record's mod_revision it
     guarded (0: the record's absence), its token, the number of the change it carried, and what its answer
-    was instead of a clean success; ``deletes``: it deletes the record (and its token) rather than writing it."""
+    was instead of a clean success. A write where no record was stored also guarded the token key's
+    mod_revision (``token_guard``, 0: absent), as read at revision ``since``."""
 
-    __slots__ = ("deletes", "guard", "number", "token", "why")
+    __slots__ = ("guard", "number", "since", "token", "token_guard", "why")
 
-    def __init__(self, guard: int, token: bytes, number: int, why: str, deletes: bool = False) -> None:
+    def __init__(
+        self, guard: int, token: bytes, number: int, why: str, token_guard: int | None = None, since: int = 0
+    ) -> None:
         self.guard = guard
         self.token = token
         self.number = number
         self.why = why
-        self.deletes = deletes
+        self.token_guard = token_guard
+        self.since = since
 
 
 def now(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], found: Snapshot | None) -> Snapshot:
@@ -67,13 +74,16 @@ def landed(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], now
     still land (the record has not changed since the revision they guarded)."""
     token = now.entries[1]
     for attempt in pending:
-        if token is not None and token.value == attempt.token and not attempt.deletes:
+        if token is not None and token.value == attempt.token:
             return attempt
     alive: list[Attempt] = []
-    for guard in dict.fromkeys(attempt.guard for attempt in pending):
-        group = [attempt for attempt in pending if attempt.guard == guard]
+    for guards in dict.fromkeys((attempt.guard, attempt.token_guard) for attempt in pending):
+        group = [attempt for attempt in pending if (attempt.guard, attempt.token_guard) == guards]
         try:
-            first = first_change(kv, key, tokens, guard, now)
+            if guards[1] is None:
+                first = first_change(kv, key, tokens, guards[0], now)
+            else:
+                first = first_token(kv, key, tokens, guards[1], min(a.since for a in group), now)
         except errors.StoreUnavailable as exc:
             raise unknown(node, pending, exc) from None
         if first is None:
@@ -81,8 +91,6 @@ def landed(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], now
             continue
         made = first.entries[1]  # the token key at the first change: whose change it was
         for attempt in group:
-            if attempt.deletes and first.entries[0] is None:
-                return attempt  # the record went at that change: removed, by this call or as it asked
             if made is not None and made.mod_revision == first.revision and made.value == attempt.token:
                 return attempt
     pending[:] = alive
@@ -91,23 +99,37 @@ def landed(kv: KV, node: str, key: str, tokens: str, pending: list[Attempt], now
 
 def first_change(kv: KV, key: str, tokens: str, guard: int, now: Snapshot) -> Snapshot | None:
     """The record and its token key at the first change of the record after ``guard`` (its mod_revision
-    when read; 0: absent), or None when it has not changed since."""
+    when read, > 0), or None when it has not changed since."""
     record = now.entries[0]
-    if not guard:
-        if record is None:
-            return None  # still absent: a create guarded by its absence may still land
-        # The record's creation is the change a create could have made.
-        return _at(kv, key, tokens, record.create_revision, now, record)
     if record is not None and record.mod_revision == guard:
         return None
     # Unchanged at ``low``, changed at ``high``: the first change lies in (low, high].
-    low = guard
     high, seen = (now.revision, now) if record is None else (record.mod_revision, _pinned(now, record.mod_revision))
+    return _search(kv, key, tokens, guard, high, seen, lambda at: _mod(at.entries[0]) == guard)
+
+
+def first_token(kv: KV, key: str, tokens: str, token_guard: int, since: int, now: Snapshot) -> Snapshot | None:
+    """The record and its token key at the first change of the token key after it held ``token_guard`` (its
+    mod_revision, 0: absent) at revision ``since``, or None when it has not changed since. Every guarded
+    write changes the token key and nothing deletes it, so its mod_revision only grows: a write guarded by
+    its absence (and the token key's revision) can land only as that change."""
+    token = now.entries[1]
+    if _mod(token) == token_guard:
+        return None
+    assert token is not None  # changed, and never deleted
+    seen = Snapshot(token.mod_revision, [None, token])  # the token key last changed there: it is now's
+    return _search(kv, key, tokens, since, token.mod_revision, seen, lambda at: _mod(at.entries[1]) == token_guard)
+
+
+def _search(
+    kv: KV, key: str, tokens: str, low: int, high: int, seen: Snapshot, unchanged: Callable[[Snapshot], bool]
+) -> Snapshot:
+    """The snapshot at the first revision in (low, high] where ``unchanged`` no longer holds: it holds at
+    ``low``, not at ``high`` (whose snapshot is ``seen``), and once false stays so."""
     probe = high - 1  # most often the change found is the only one since the guard
     while high - low > 1:
         at = kv.history([key, tokens], probe)
-        held = at.entries[0]
-        if held is not None and held.mod_revision == guard:
+        if unchanged(at):
             low = probe
         else:
             high, seen = probe, at
@@ -115,17 +137,13 @@ def first_change(kv: KV, key: str, tokens: str, guard: int, now: Snapshot) -> Sn
     return seen
 
 
-def _at(kv: KV, key: str, tokens: str, revision: int, now: Snapshot, record: Entry) -> Snapshot:
-    if record.mod_revision == revision:
-        return _pinned(now, revision)  # created and not changed since: the record and its token are now's
-    return kv.history([key, tokens], revision)
+def _mod(entry: Entry | None) -> int:
+    return 0 if entry is None else entry.mod_revision
 
 
 def _pinned(now: Snapshot, revision: int) -> Snapshot:
     """``now`` as the snapshot at ``revision``, the record's mod_revision: neither key has changed since,
     as the token key is only written with the record."""
-    from resource_extend.store.etcd.kv import Snapshot
-
     return Snapshot(revision, now.entries)
 
 

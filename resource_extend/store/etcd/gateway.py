@@ -110,20 +110,29 @@ class GatewayKV:
     def put(self, key: str, value: bytes) -> None:
         self._call("/v3/kv/put", {"key": base64text.encode(key.encode()), "value": base64text.encode(value)}, _answered)
 
-    def put_if(self, key: str, value: bytes | None, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+    def put_if(
+        self,
+        key: str,
+        value: bytes | None,
+        mod_revision: int,
+        token_key: str,
+        token: bytes,
+        token_revision: int | None = None,
+    ) -> Snapshot | None:
         k, t = base64text.encode(key.encode()), base64text.encode(token_key.encode())
-        if value is None:  # a guarded delete: the record and its token go together
-            ops: list[dict[str, Any]] = [{"request_delete_range": {"key": k}}, {"request_delete_range": {"key": t}}]
-        else:
-            ops = [
-                {"request_put": {"key": k, "value": base64text.encode(value)}},
-                {"request_put": {"key": t, "value": base64text.encode(token)}},
-            ]
+        compare = [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}]
+        if token_revision is not None:
+            compare.append({"key": t, "target": "MOD", "result": "EQUAL", "mod_revision": str(token_revision)})
+        record: dict[str, Any] = (
+            {"request_put": {"key": k, "value": base64text.encode(value)}}
+            if value is not None
+            else {"request_delete_range": {"key": k}}  # a guarded delete: the token stays, as its tombstone
+        )
         return self._call(
             TXN,
             {
-                "compare": [{"key": k, "target": "MOD", "result": "EQUAL", "mod_revision": str(mod_revision)}],
-                "success": ops,
+                "compare": compare,
+                "success": [record, {"request_put": {"key": t, "value": base64text.encode(token)}}],
                 # A failed compare answers with what it found, so the store can tell whose change won
                 # without reading again.
                 "failure": [{"request_range": {"key": k}}, {"request_range": {"key": t}}],
@@ -266,7 +275,7 @@ def _written(seen: int, done: str) -> Callable[[Any], Snapshot | None]:
 
     etcd leaves ``succeeded`` out when it is false. Either way the answer carries one response per
     operation of the branch taken, so an answer cut to its header, or whose responses do not match the
-    branch it claims (``done``: the response each operation of the success branch answers with), is a bad
+    branch it claims (``done``: the response the record's operation answers with; the token's is a put), is a bad
     reply (ambiguous), not a failed compare. So is an answer older than revision
     ``seen``, which a read of this call saw: it is no answer of etcd's, and read as a failed compare it
     would have the store apply its change twice."""
@@ -280,8 +289,8 @@ def _written(seen: int, done: str) -> Callable[[Any], Snapshot | None]:
         if succeeded is True:
             if responses.__class__ is not list or len(responses) != 2:
                 raise ValueError("a successful write without its responses")
-            for response in responses:
-                if response.__class__ is not dict or response.get(done).__class__ is not dict:
+            for response, kind in zip(responses, (done, "response_put")):
+                if response.__class__ is not dict or response.get(kind).__class__ is not dict:
                     raise ValueError("a successful write answered with other than its operations")
             return None
         if succeeded is not False:

@@ -165,45 +165,63 @@ class GrpcKV:
     def put(self, key: str, value: bytes) -> None:
         self._call("Put", etcdrpc.PutRequest(key=key.encode(), value=value))
 
-    def put_if(self, key: str, value: bytes | None, mod_revision: int, token_key: str, token: bytes) -> Snapshot | None:
+    def put_if(
+        self,
+        key: str,
+        value: bytes | None,
+        mod_revision: int,
+        token_key: str,
+        token: bytes,
+        token_revision: int | None = None,
+    ) -> Snapshot | None:
         raw, token_raw = key.encode(), token_key.encode()
-        compare = etcdrpc.Compare(
-            key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
+        compare = [
+            etcdrpc.Compare(
+                key=raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=mod_revision
+            )
+        ]
+        if token_revision is not None:
+            compare.append(
+                etcdrpc.Compare(
+                    key=token_raw, target=etcdrpc.Compare.MOD, result=etcdrpc.Compare.EQUAL, mod_revision=token_revision
+                )
+            )
+        record = (
+            etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value))
+            if value is not None
+            else etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=raw))  # the token stays
         )
         request = etcdrpc.TxnRequest(
-            compare=[compare],
-            success=[
-                etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=raw, value=value)),
-                etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=token_raw, value=token)),
-            ]
-            if value is not None
-            else [  # a guarded delete: the record and its token go together
-                etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=raw)),
-                etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=token_raw)),
-            ],
+            compare=compare,
+            success=[record, etcdrpc.RequestOp(request_put=etcdrpc.PutRequest(key=token_raw, value=token))],
             # As GatewayKV.put_if: a failed compare answers with what it found.
             failure=[_op(etcdrpc.RangeRequest(key=raw)), _op(etcdrpc.RangeRequest(key=token_raw))],
         )
         reply = self._call("Txn", request, guarded=True)
-        done = "response_put" if value is not None else "response_delete_range"
+        done = ("response_put" if value is not None else "response_delete_range", "response_put")
         answered = int(reply.header.revision)
         problem = None
         if answered < self._seen:
             problem = f"a write answered at revision {answered}, older than the revision {self._seen} read before it"
         elif len(reply.responses) != 2:
             problem = f"a transaction of 2 operations answered with {len(reply.responses)}"
-        elif any(r.WhichOneof("response") != (done if reply.succeeded else "response_range")
-                 for r in reply.responses):  # fmt: skip
+        elif [r.WhichOneof("response") for r in reply.responses] != (
+            list(done) if reply.succeeded else ["response_range"] * 2
+        ):
             problem = "a transaction answered with responses of the other branch"
+        found = None
+        if problem is None and not reply.succeeded:
+            held, made = reply.responses
+            try:
+                found = Snapshot(answered, [_found(key, held.response_range), _found(token_key, made.response_range)])
+            except PluginError as exc:
+                problem = str(exc)
         if problem is not None:
             url = self._link.endpoint.url if self._link is not None else "etcd"
             self.close()
             retry.grace(self._policy)
             raise AmbiguousWrite(f"etcd unavailable: {url}: bad reply: {problem}")
-        if reply.succeeded:
-            return None
-        held, made = reply.responses
-        return Snapshot(answered, [_found(key, held.response_range), _found(token_key, made.response_range)])
+        return found
 
     def history(self, keys: list[str], revision: int) -> Snapshot:
         ops = [_op(etcdrpc.RangeRequest(key=key.encode(), revision=revision)) for key in keys]
@@ -214,7 +232,13 @@ class GrpcKV:
                 where = self._link.endpoint.url if self._link is not None else "etcd"
                 raise HistoryCompacted(f"etcd {where}: {COMPACTED}") from None
             raise
-        found = [_found(key, r.response_range) for key, r in zip(keys, _responses(reply, len(ops)))]
+        where = self._link.endpoint.url if self._link is not None else "etcd"
+        try:
+            found = [_found(key, r.response_range) for key, r in zip(keys, _responses(reply, len(ops)))]
+        except PluginError as exc:
+            raise StoreUnavailable(f"etcd unavailable: {where}: bad reply: {exc}") from None
+        if not revision and reply.header.revision <= 0:
+            raise StoreUnavailable(f"etcd unavailable: {where}: bad reply: an answer without its revision")
         return Snapshot(revision or int(reply.header.revision), found)
 
     def delete(self, keys: list[str]) -> None:

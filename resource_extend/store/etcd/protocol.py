@@ -41,12 +41,18 @@ if TYPE_CHECKING:
         def put(self, key: str, value: bytes) -> None: ...
 
         def put_if(
-            self, key: str, value: bytes | None, mod_revision: int, token_key: str, token: bytes
+            self,
+            key: str,
+            value: bytes | None,
+            mod_revision: int,
+            token_key: str,
+            token: bytes,
+            token_revision: int | None = None,
         ) -> Snapshot | None:
-            """Write ``value`` to ``key`` and ``token`` to ``token_key`` in one transaction (``value`` None:
-            delete both), only if ``key``'s mod_revision still equals ``mod_revision`` (0: the key is absent).
-            None: written. Else etcd's answer to the failed compare: ``key`` and ``token_key`` as it found
-            them (a ``Snapshot``).
+            """Write ``value`` to ``key`` (None: delete ``key``) and ``token`` to ``token_key`` in one
+            transaction, only if ``key``'s mod_revision still equals ``mod_revision`` (0: the key is absent)
+            and, when given, ``token_key``'s equals ``token_revision``. None: written. Else etcd's answer to
+            the failed compare: ``key`` and ``token_key`` as it found them (a ``Snapshot``).
             ``AmbiguousWrite`` when etcd may have the request but its answer was lost or unreadable: the
             request is never sent twice (a second send would fail its compare if the first applied)."""
             ...

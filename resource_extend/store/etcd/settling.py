@@ -44,6 +44,9 @@ def history_answer(asked: int, revision: int) -> Callable[[Any], Snapshot]:
     """The parse of ``history_request``'s answer: the snapshot at ``revision``, or at the answer's (0)."""
 
     def parse(doc: Any) -> Snapshot:
-        return found(doc, revision or int64(doc["header"].get("revision", 0)), asked)
+        now = int64(doc["header"]["revision"])
+        if now <= 0:
+            raise ValueError("an answer without its revision")
+        return found(doc, revision or now, asked)
 
     return parse
