@@ -71,6 +71,10 @@ FORGED: dict[str, Callable[[bytes], bytes]] = {
     "error-on-200": lambda answer: b'{"error":"etcdserver: request timed out","code":14,"message":"timed out"}',
     "infinite-revision": lambda answer: answer.replace(b'"revision":"', b'"revision":Infinity,"x":"', 1),
     "huge-revision": lambda answer: answer.replace(b'"revision":"', b'"revision":1e999,"x":"', 1),
+    # a failed compare well formed, found nothing, at revision 1: older than anything the caller read
+    "stale-empty-ranges": lambda answer: (
+        b'{"header":{"revision":"1"},"responses":[{"response_range":{}},{"response_range":{}}]}'
+    ),
 }
 
 

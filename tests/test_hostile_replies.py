@@ -161,3 +161,21 @@ def test_a_call_none_of_whose_writes_is_ever_answered_says_its_outcome_is_unknow
     line = one_clean_line(out)
     assert "whether the write applied is unknown" in line and "conflicting" not in line, line
     assert stored_usage(etcd, plugin, prefix) == 0
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_an_add_node_answered_with_a_stale_failed_compare_after_a_removal_is_settled_not_an_internal_error(
+    plugin: str, tmp_path: Path, etcd: DevEtcd, prefix: str, proxy: FaultProxy
+) -> None:
+    # The node was added and removed (its tombstone stands); the create applies and its answer is a lie
+    # older than add-node's read: a bad reply, settled by the token (it landed), never an AssertionError.
+    work = at_defaults(tmp_path, plugin, proxy, prefix)
+    added = {"nodename": "n1", "resource": SEED[plugin]["capacity"], "info": None}
+    for verb, request in (("add-node", added), ("remove-node", {"nodename": "n1"})):
+        out, _ = measured(plugin, work, verb, request)
+        assert out.status == 0, out
+    proxy.rules.append(Rule("stale-empty-ranges", "/v3/kv/txn", holding=b"request_put", times=1))
+    out, _ = measured(plugin, work, "add-node", added)
+    assert proxy.spoiled == ["stale-empty-ranges"]
+    assert out.status == 0 and out.stderr == "", out
+    assert etcd.get(f"{prefix}/resource/{plugin}/n1") is not None

@@ -116,7 +116,12 @@ def first_token(kv: KV, key: str, tokens: str, token_guard: int, since: int, now
     token = now.entries[1]
     if _mod(token) == token_guard:
         return None
-    assert token is not None  # changed, and never deleted
+    if token is None or token.mod_revision <= since:
+        # Nothing deletes a token key, nor changes it before it was read: etcd's answers contradict each other.
+        raise errors.StoreUnavailable(
+            f"etcd: bad reply: the write token read at revision {since} with revision {token_guard} is now "
+            f"{'absent' if token is None else f'at revision {token.mod_revision}'}"
+        )
     seen = Snapshot(token.mod_revision, [None, token])  # the token key last changed there: it is now's
     return _search(kv, key, tokens, since, token.mod_revision, seen, lambda at: _mod(at.entries[1]) == token_guard)
 

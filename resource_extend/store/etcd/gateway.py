@@ -145,7 +145,10 @@ class GatewayKV:
         from resource_extend.store.etcd import settling  # only a write whose answer was not clean reads this
 
         request, answer = settling.history_request(keys, revision), settling.history_answer(len(keys), revision)
-        return self._call(TXN, request, answer, read=True)
+        found = self._call(TXN, request, answer, read=True)
+        if not revision:  # a read of now: a later write's answer older than it is not etcd's (``_seen``)
+            self._seen = max(self._seen, found.revision)
+        return found
 
     def delete(self, keys: list[str]) -> None:
         ops = [{"request_delete_range": {"key": base64text.encode(key.encode())}} for key in keys]
@@ -282,6 +285,8 @@ def _written(seen: int, done: str) -> Callable[[Any], Snapshot | None]:
 
     def parse(doc: Any) -> Snapshot | None:
         answered = revision(doc)
+        if answered <= 0:
+            raise ValueError("a write answered without its revision")
         if answered < seen:
             raise ValueError(f"a write answered at revision {answered}, older than the revision {seen} read before it")
         succeeded = doc.get("succeeded", False)

@@ -201,7 +201,9 @@ class GrpcKV:
         done = ("response_put" if value is not None else "response_delete_range", "response_put")
         answered = int(reply.header.revision)
         problem = None
-        if answered < self._seen:
+        if answered <= 0:
+            problem = "a write answered without its revision"
+        elif answered < self._seen:
             problem = f"a write answered at revision {answered}, older than the revision {self._seen} read before it"
         elif len(reply.responses) != 2:
             problem = f"a transaction of 2 operations answered with {len(reply.responses)}"
@@ -234,11 +236,16 @@ class GrpcKV:
             raise
         where = self._link.endpoint.url if self._link is not None else "etcd"
         try:
-            found = [_found(key, r.response_range) for key, r in zip(keys, _responses(reply, len(ops)))]
+            answers = _responses(reply, len(ops))
+            if any(r.WhichOneof("response") != "response_range" for r in answers):
+                raise PluginError("a range answered with other than its range")
+            found = [_found(key, r.response_range) for key, r in zip(keys, answers)]
         except PluginError as exc:
             raise StoreUnavailable(f"etcd unavailable: {where}: bad reply: {exc}") from None
-        if not revision and reply.header.revision <= 0:
+        if reply.header.revision <= 0:
             raise StoreUnavailable(f"etcd unavailable: {where}: bad reply: an answer without its revision")
+        if not revision:  # as GatewayKV.history
+            self._seen = max(self._seen, int(reply.header.revision))
         return Snapshot(revision or int(reply.header.revision), found)
 
     def delete(self, keys: list[str]) -> None:
