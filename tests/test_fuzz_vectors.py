@@ -266,10 +266,11 @@ def test_mutated_vector_requests_served_in_process_answer_cleanly(plugin: str, f
 
     served = served_cleanly(plugin, IN_PROCESS_EXAMPLES, serve)
     # The budget (2,000 calls per plugin), and mutations that reach past the schema: plenty answered,
-    # plenty refused by the verbs themselves.
+    # plenty refused by the verbs themselves. Since decision 19 the schemas refuse every foreign key a
+    # mutation adds, so fewer answer than before (18 % of CI's fixed set for gpu, 20-25 % before): an eighth.
     total = sum(served.values())
     assert total >= min(IN_PROCESS_EXAMPLES, 2000), served
-    assert served["answered"] >= total // 5, served
+    assert served["answered"] >= total // 8, served
     assert served["refused by the verb"] >= total // 10, served
 
 
