@@ -9,9 +9,14 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Protocol, TypeVar
+    from typing import Any, Protocol, TypeVar
 
-    from resource_extend.requests import D, H, JSONObject, Q
+    # requests/__init__.py names this protocol for every verb's request value; declared here without it, so
+    # that neither imports the other (its JSONObject is this one, written again).
+    JSONObject = dict[str, Any]
+    Q = TypeVar("Q")
+    D = TypeVar("D")
+    H = TypeVar("H")
 
     # What a value reads a plugin's payloads into: the record (R), a workload's holdings (W), a node resource
     # in stored form (N) and in request form (P), a new workload's request (Q), a realloc's change (D) and
@@ -22,7 +27,7 @@ if TYPE_CHECKING:
     P_co = TypeVar("P_co", covariant=True)
 
     class Payloads(Protocol[R_co, W_co, N_co, P_co, Q, D, H]):
-        """How one plugin reads its own payloads: the object every verb's request value (``params.records``
+        """How one plugin reads its own payloads: the object every verb's request value (``requests.records``
         and the other family modules) is given, as the reference decodes the envelope in plugincmd and the
         payload in ``types.X.Parse``. A plugin's ``request`` module has one (``PAYLOADS``); its manifest
         names it, and mypy refuses one that lacks a reader or reads into the wrong type."""
