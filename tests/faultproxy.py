@@ -187,16 +187,10 @@ class FaultProxy:
         reader = _Reader(client.recv)
         try:
             while not self._closed:
-                head = reader.until(b"\r\n\r\n")
-                if head is None:
+                asked = request_of(reader)
+                if asked is None:
                     return
-                lines = head.split(b"\r\n")
-                path = lines[0].split(b" ")[1].decode()
-                length = next((int(v) for n, _, v in (h.partition(b":") for h in lines[1:])
-                               if n.strip().lower() == b"content-length"), 0)  # fmt: skip
-                body = reader.exactly(length)
-                if body is None:
-                    return
+                lines, path, body = asked
                 fault = self._rule(path, body)
                 if fault == "swallow":
                     return
@@ -282,27 +276,43 @@ class FaultProxy:
             self.sent += len(data)
 
     def _forward(self, lines: list[bytes], body: bytes) -> tuple[int, bytes]:
-        """etcd's status and body for this request, on a connection of its own."""
-        kept = [line for line in lines[1:] if line.partition(b":")[0].strip().lower() != b"connection"]
-        request = b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n" + body
-        with socket.create_connection(self.upstream, timeout=30) as upstream:
-            upstream.sendall(request)
-            reader = _Reader(upstream.recv)
-            head = reader.until(b"\r\n\r\n") or b""
-            status = int(head.split(b" ")[1])
-            headers = {n.strip().lower(): v.strip() for n, _, v in (h.partition(b":") for h in head.split(b"\r\n")[1:])}
-            if headers.get(b"transfer-encoding") == b"chunked":
-                parts = []
-                while True:
-                    size = int((reader.until(b"\r\n") or b"0").split(b";")[0], 16)
-                    if size == 0:
-                        break
-                    parts.append(reader.exactly(size) or b"")
-                    reader.exactly(2)
-                return status, b"".join(parts)
-            if b"content-length" in headers:
-                return status, reader.exactly(int(headers[b"content-length"])) or b""
-            return status, reader.rest()
+        return forward(self.upstream, lines, body)
+
+
+def request_of(reader: _Reader) -> tuple[list[bytes], str, bytes] | None:
+    """The next request a client sent: its head's lines, its path and its body; None once it has gone."""
+    head = reader.until(b"\r\n\r\n")
+    if head is None:
+        return None
+    lines = head.split(b"\r\n")
+    length = next((int(v) for n, _, v in (h.partition(b":") for h in lines[1:])
+                   if n.strip().lower() == b"content-length"), 0)  # fmt: skip
+    body = reader.exactly(length)
+    return None if body is None else (lines, lines[0].split(b" ")[1].decode(), body)
+
+
+def forward(upstream: tuple[str, int], lines: list[bytes], body: bytes) -> tuple[int, bytes]:
+    """etcd's status and body for this request, on a connection of its own."""
+    kept = [line for line in lines[1:] if line.partition(b":")[0].strip().lower() != b"connection"]
+    request = b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n" + body
+    with socket.create_connection(upstream, timeout=30) as connection:
+        connection.sendall(request)
+        reader = _Reader(connection.recv)
+        head = reader.until(b"\r\n\r\n") or b""
+        status = int(head.split(b" ")[1])
+        headers = {n.strip().lower(): v.strip() for n, _, v in (h.partition(b":") for h in head.split(b"\r\n")[1:])}
+        if headers.get(b"transfer-encoding") == b"chunked":
+            parts = []
+            while True:
+                size = int((reader.until(b"\r\n") or b"0").split(b";")[0], 16)
+                if size == 0:
+                    break
+                parts.append(reader.exactly(size) or b"")
+                reader.exactly(2)
+            return status, b"".join(parts)
+        if b"content-length" in headers:
+            return status, reader.exactly(int(headers[b"content-length"])) or b""
+        return status, reader.rest()
 
 
 def _framed(status: int, body: bytes) -> bytes:

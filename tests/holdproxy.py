@@ -17,7 +17,7 @@ import threading
 from concurrent import futures
 from typing import Any
 
-from tests.faultproxy import _close, _framed, _Reader
+from tests.faultproxy import _close, _framed, _Reader, forward, request_of
 
 WAIT = 20.0  # the longest a step waits for the plugin under test: far more than any call takes
 
@@ -118,18 +118,12 @@ class GatewayHoldProxy(HoldProxy):
         reader = _Reader(client.recv)
         try:
             while not self._closed:
-                head = reader.until(b"\r\n\r\n")
-                if head is None:
+                asked = request_of(reader)
+                if asked is None:
                     return
-                lines = head.split(b"\r\n")
-                path = lines[0].split(b" ")[1].decode()
-                length = next((int(v) for n, _, v in (h.partition(b":") for h in lines[1:])
-                               if n.strip().lower() == b"content-length"), 0)  # fmt: skip
-                body = reader.exactly(length)
-                if body is None:
-                    return
+                lines, path, body = asked
                 if path == "/v3/kv/txn" and b'"compare"' in body and self._take():
-                    held = Held(lambda lines=lines, body=body: self._forward(lines, body))
+                    held = Held(lambda lines=lines, body=body: forward(self.upstream, lines, body))
                     self.held.put(held)
                     answer = held.wait()
                     if answer is None:
@@ -138,24 +132,11 @@ class GatewayHoldProxy(HoldProxy):
                         return
                     client.sendall(_framed(*answer))
                     continue
-                client.sendall(_framed(*self._forward(lines, body)))
+                client.sendall(_framed(*forward(self.upstream, lines, body)))
         except OSError:
             return
         finally:
             _close(client)
-
-    def _forward(self, lines: list[bytes], body: bytes) -> tuple[int, bytes]:
-        kept = [line for line in lines[1:] if line.partition(b":")[0].strip().lower() != b"connection"]
-        request = b"\r\n".join([lines[0], *kept, b"Connection: close"]) + b"\r\n\r\n" + body
-        with socket.create_connection(self.upstream, timeout=30) as upstream:
-            upstream.sendall(request)
-            reader = _Reader(upstream.recv)
-            head = reader.until(b"\r\n\r\n") or b""
-            status = int(head.split(b" ")[1])
-            headers = {n.strip().lower(): v.strip() for n, _, v in (h.partition(b":") for h in head.split(b"\r\n")[1:])}
-            if b"content-length" in headers:
-                return status, reader.exactly(int(headers[b"content-length"])) or b""
-            return status, reader.rest()
 
 
 class GrpcHoldProxy(HoldProxy):
