@@ -13,7 +13,7 @@ only they load.
 
 from __future__ import annotations
 
-from resource_extend import errors
+from resource_extend import errors, requests
 from resource_extend.command.verb import Call, LazyModule, Verb
 
 TYPE_CHECKING = False
@@ -62,6 +62,27 @@ def set_side(
     return {"before": before(done.before or empty()), "after": after(done.after)}
 
 
+def set_node_resource_capacity(call: Call[R]) -> BeforeAfter[object]:
+    from resource_extend.requests.sides import SetCapacity  # each verb creates its own request classes only
+
+    request = SetCapacity.from_json(call.request, call.plugin.payloads)
+    kind = call.plugin.kind
+    return set_side(call, request.nodename, kind.capacity_change(request), kind.capacity_before, kind.capacity_after)
+
+
+def set_node_resource_usage(call: Call[R]) -> BeforeAfter[object]:
+    from resource_extend.requests.sides import SetUsage
+
+    request = SetUsage.from_json(call.request, call.plugin.payloads)
+    kind = call.plugin.kind
+    return set_side(call, request.nodename, kind.usage_change(request), kind.usage_before, kind.usage_after)
+
+
+def get_most_idle_node(call: Call[R]) -> object:
+    nodes = requests.nodenames(call.request)
+    return call.plugin.kind.most_idle(nodes, lambda: call.store.get_many(nodes))
+
+
 def calculate_remap(call: Call[R]) -> Remap:
     """Upstream core calls calculate-remap on every plugin and fails the remap on any error: a no-op answer."""
     return {"engine_params_map": {}}
@@ -72,7 +93,7 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
     handlers above and in ``nodeupkeep``, the kind's own node verbs and the calculate verbs; ``nodeupkeep`` and
     the manifest's ``calculate`` (``LazyModule``s, so a node verb never imports the calculate verbs) are looked
     up only when one of their verbs runs."""
-    kind, calculate, words = plugin.kind, plugin.calculate, plugin.summaries
+    calculate, words = plugin.calculate, plugin.summaries
     return (
         Verb(
             "get-metrics-description",
@@ -87,7 +108,7 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
             "how many workloads of a request fit on each node",
             lambda call: calculate.get_nodes_deploy_capacity(call),
         ),
-        Verb("set-node-resource-capacity", words.set_capacity, kind.set_node_resource_capacity),
+        Verb("set-node-resource-capacity", words.set_capacity, set_node_resource_capacity),
         Verb(
             "get-node-resource-info",
             "a node's capacity and usage, checked against its workloads",
@@ -106,9 +127,9 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
         Verb(
             "set-node-resource-usage",
             "change a node's usage (absolute or delta)",
-            kind.set_node_resource_usage,
+            set_node_resource_usage,
         ),
-        Verb("get-most-idle-node", words.most_idle, kind.get_most_idle_node),
+        Verb("get-most-idle-node", words.most_idle, get_most_idle_node),
         Verb(
             "fix-node-resource",
             "reset a node's usage to the sum of its workloads",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from resource_extend.config import Config
     from resource_extend.formats.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
+    from resource_extend.requests.sides import SetCapacity, SetUsage
     from resource_extend.store.record import Record
     from resource_extend.tools.diagnosis import Finding, GoType
 
@@ -34,11 +35,22 @@ if TYPE_CHECKING:
         def reconcile(self, record: R, held: list[H]) -> tuple[R, list[str]]:
             """The record with its usage recomputed from ``held``, and where the stored usage differs."""
 
-        def set_node_resource_capacity(self, call: Call[R]) -> Any: ...
+        def capacity_change(self, request: SetCapacity[Any, Any]) -> Callable[[R], R]:
+            """set-node-resource-capacity's change of a stored record (a new record, the argument unchanged)."""
 
-        def set_node_resource_usage(self, call: Call[R]) -> Any: ...
+        def usage_change(self, request: SetUsage[Any, Any]) -> Callable[[R], R]:
+            """set-node-resource-usage's change of a stored record."""
 
-        def get_most_idle_node(self, call: Call[R]) -> Any: ...
+        def capacity_before(self, record: R) -> Any: ...
+
+        def capacity_after(self, record: R) -> Any: ...
+
+        def usage_before(self, record: R) -> Any: ...
+
+        def usage_after(self, record: R) -> Any: ...
+
+        def most_idle(self, nodes: list[str], records: Callable[[], dict[str, R]]) -> Any:
+            """get-most-idle-node's answer for ``nodes``; ``records`` reads their records, if the kind weighs them."""
 
     class Metrics(Protocol[R_in]):
         """A plugin's ``metrics`` module, imported only when get-metrics or its description runs."""

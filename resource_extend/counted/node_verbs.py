@@ -1,4 +1,6 @@
-"""A counted plugin's node verbs: the ``Kind`` the shared ones in ``nodeverbs`` use, and those only it answers.
+"""A counted plugin's ``Kind``: what the shared node verbs in ``command/nodeverbs`` need of its records, as
+pure functions of records and request values (record in, record or answer out). The command tree reads the
+request, the store and writes; nothing here touches either (issue 37: one way).
 
 Behaviour follows the GPU reference (see docs/gpu.md); the differences are the project's decisions: add-node
 falls back to the engine's ``Resources["<name>"]``, and every read-modify-write is one guarded step.
@@ -6,20 +8,18 @@ falls back to the engine's ``Resources["<name>"]``, and every read-modify-write 
 
 from __future__ import annotations
 
-from resource_extend import requests
 from resource_extend.capacity import ratio
-from resource_extend.command.nodeverbs import set_side
-from resource_extend.command.verb import Call
 from resource_extend.counted import prodmap
 from resource_extend.counted.record import CountedRecord, combine, reconcile_usage
-from resource_extend.counted.request import Payloads, cards
+from resource_extend.counted.request import cards
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.command.answers import BeforeAfter, MostIdle
-    from resource_extend.counted.prodmap import MaybeMap, ProdMapJSON
+    from typing import Any, Callable
 
-CountedCall = Call[CountedRecord]
+    from resource_extend.command.answers import MostIdle
+    from resource_extend.counted.prodmap import MaybeMap, ProdMapJSON
+    from resource_extend.requests.sides import SetCapacity, SetUsage
 
 # get-most-idle-node's priority for a counted plugin's answer.
 PRIORITY = 100
@@ -41,35 +41,37 @@ def _usage(record: CountedRecord) -> ProdMapJSON:
     return prodmap.to_json(record.usage)
 
 
-def set_node_resource_capacity(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    from resource_extend.requests.sides import SetCapacity  # each verb creates its own request classes only
-
-    request = SetCapacity.from_json(call.request, Payloads(call.plugin.record))
+def capacity_change(request: SetCapacity[Any, Any]) -> Callable[[CountedRecord], CountedRecord]:
+    """set-node-resource-capacity's change of a stored record."""
 
     def change(record: CountedRecord) -> CountedRecord:
         new = cards(request.request, request.resource, record.capacity)
         return record.with_sides(combine(record.capacity, new, [], request.delta, request.incr), record.usage)
 
-    return set_side(call, request.nodename, change, _capacity, _capacity)
+    return change
 
 
-def set_node_resource_usage(call: CountedCall) -> BeforeAfter[ProdMapJSON]:
-    from resource_extend.requests.sides import SetUsage
-
-    request = SetUsage.from_json(call.request, Payloads(call.plugin.record))
+def usage_change(request: SetUsage[Any, Any]) -> Callable[[CountedRecord], CountedRecord]:
+    """set-node-resource-usage's change of a stored record."""
 
     def change(record: CountedRecord) -> CountedRecord:
         usage = combine(record.usage, request.resource, request.workloads, request.delta, request.incr)
         return record.with_sides(record.capacity, usage)
 
-    return set_side(call, request.nodename, change, _usage, _usage)
+    return change
 
 
-def get_most_idle_node(call: CountedCall) -> MostIdle:
-    records = call.store.get_many(requests.nodenames(call.request))
+# The sides set-node-resource-capacity and set-node-resource-usage answer with, before and after.
+capacity_before = capacity_after = _capacity
+usage_before = usage_after = _usage
+
+
+def most_idle(nodes: list[str], records: Callable[[], dict[str, CountedRecord]]) -> MostIdle:
+    """The node whose cards are the least used, the first in name order of those alike."""
+    stored = records()
     best, best_idle = "", float("inf")
-    for node in sorted(records):
-        record = records[node]
+    for node in sorted(stored):
+        record = stored[node]
         idle = ratio(prodmap.count(record.usage), prodmap.count(record.capacity))
         if idle < best_idle:
             best, best_idle = node, idle

@@ -1,27 +1,22 @@
-"""The storage plugin's node verbs: the ``Kind`` the shared ones in ``nodeverbs`` use, and those only it answers.
-
-Each verb reads its request into its value (``request``), works out the new record with the pure functions
-below and touches the store once; a write that depends on what was stored is one guarded step
-(``NodeStore.update``). Behaviour is the reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10,
-storage-types.md §8–§10).
+"""The storage plugin's ``Kind``: what the shared node verbs in ``command/nodeverbs`` need of storage records,
+as pure functions of records and request values (record in, record or answer out). The command tree reads
+the request, the store and writes; nothing here touches either (issue 37: one way). Behaviour is the
+reference's (spec storage-scheduler.md §6.1, §6.2, §6.6–§6.10, storage-types.md §8–§10).
 """
 
 from __future__ import annotations
 
-from resource_extend import requests
-from resource_extend.command.nodeverbs import set_side
-from resource_extend.command.verb import Call
 from resource_extend.storage.record import NodeResource, StorageRecord, combine, reconcile_usage
-from resource_extend.storage.request import PAYLOADS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.command.answers import BeforeAfter, MostIdle
+    from typing import Any, Callable
+
+    from resource_extend.command.answers import MostIdle
+    from resource_extend.requests.sides import SetCapacity, SetUsage
     from resource_extend.storage.node_request import NodeRequest
     from resource_extend.storage.record import NodeResourceJSON
     from resource_extend.storage.workload import WorkloadResource
-
-StorageCall = Call[StorageRecord]
 
 # get-most-idle-node does not compare storage nodes: the first one named wins, with this priority.
 PRIORITY = 1
@@ -73,50 +68,45 @@ def reconcile(record: StorageRecord, held: list[WorkloadResource]) -> tuple[Stor
     return StorageRecord(record.capacity, computed), diffs
 
 
-# -- verbs ------------------------------------------------------------------------------------------
+# -- the sides set-node-resource-capacity and set-node-resource-usage answer with, before and after -------
 
 
-def _capacity_before(record: StorageRecord) -> NodeResourceJSON:
+def capacity_before(record: StorageRecord) -> NodeResourceJSON:
     return _capacity(record).copy().to_json()
 
 
-def _capacity_after(record: StorageRecord) -> NodeResourceJSON:
+def capacity_after(record: StorageRecord) -> NodeResourceJSON:
     return _capacity(record).to_json()
 
 
-def _usage_before(record: StorageRecord) -> NodeResourceJSON:
+def usage_before(record: StorageRecord) -> NodeResourceJSON:
     return _usage(record).copy().to_json()
 
 
-def _usage_after(record: StorageRecord) -> NodeResourceJSON:
+def usage_after(record: StorageRecord) -> NodeResourceJSON:
     return _usage(record).to_json()
 
 
-def set_node_resource_capacity(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    from resource_extend.requests.sides import SetCapacity  # each verb creates its own request classes only
-    from resource_extend.storage import node_request  # noqa: F401  (read below: loaded with the verb's code)
-
-    request = SetCapacity.from_json(call.request, PAYLOADS)
+def capacity_change(request: SetCapacity[Any, Any]) -> Callable[[StorageRecord], StorageRecord]:
+    """set-node-resource-capacity's change of a stored record."""
 
     def change(record: StorageRecord) -> StorageRecord:
         capacity = new_capacity(_capacity(record), request.request, request.resource, request.delta, request.incr)
         return StorageRecord(capacity, record.usage)
 
-    return set_side(call, request.nodename, change, _capacity_before, _capacity_after)
+    return change
 
 
-def set_node_resource_usage(call: StorageCall) -> BeforeAfter[NodeResourceJSON]:
-    from resource_extend.requests.sides import SetUsage
-
-    request = SetUsage.from_json(call.request, PAYLOADS)
+def usage_change(request: SetUsage[Any, Any]) -> Callable[[StorageRecord], StorageRecord]:
+    """set-node-resource-usage's change of a stored record."""
 
     def change(record: StorageRecord) -> StorageRecord:
         usage = combine(_usage(record), request.resource, request.workloads, request.delta, request.incr)
         return StorageRecord(record.capacity, usage)
 
-    return set_side(call, request.nodename, change, _usage_before, _usage_after)
+    return change
 
 
-def get_most_idle_node(call: StorageCall) -> MostIdle:
-    # The reference does not weigh storage nodes against each other and reads no record.
-    return {"nodename": requests.nodenames(call.request)[0], "priority": PRIORITY}
+def most_idle(nodes: list[str], records: Callable[[], dict[str, StorageRecord]]) -> MostIdle:
+    # The reference does not weigh storage nodes against each other and reads no record (``records`` unused).
+    return {"nodename": nodes[0], "priority": PRIORITY}
