@@ -1,6 +1,10 @@
-"""What calculate-deploy of both plugins shares beyond its request: the node it plans on, and how a plan on
-a node without a record fails. How many workloads a call may plan is read with the request
-(``requests.deploy_count``)."""
+"""The verbs that plan, for both plugins: get-nodes-deploy-capacity, calculate-deploy and calculate-realloc.
+
+Each reads its request with the plugin's payloads, the node's record (an unknown node reads as the empty
+record, as the reference reads it), and hands both to the plugin's ``calculate`` module, whose functions
+are pure (record and request in, answer out); a plan that fails on a node without a record says so first.
+Nothing here writes: core applies the answer with set-node-resource-usage. How many workloads a call may
+plan is read with the request (``requests.deploy_count``). Imported only when one of these verbs runs."""
 
 from __future__ import annotations
 
@@ -10,8 +14,11 @@ from resource_extend.errors import PluginError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
+    from typing import Any, Callable, TypeVar
 
+    from resource_extend.requests.bounds import Bounds
+    from resource_extend.requests.plans import Deploy
+    from resource_extend.requests.realloc import Realloc
     from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
@@ -34,3 +41,48 @@ def unknown_node(call: Call[Any], node: str, cause: PluginError) -> PluginError:
         f"node {node!r} has no {call.plugin.name} record at {where}: check the config's etcd.prefix,"
         f" else register the node with add-node: {cause}"
     )
+
+
+def get_nodes_deploy_capacity(call: Call[R], node_capacity: Callable[[Any, Bounds], Callable[[R], Any]]) -> Any:
+    # Each verb imports the request and answer code only it runs: a deploy creates neither class.
+    from resource_extend.capacity.answer import deploy_capacity_response
+    from resource_extend.capacity.request import DeployCapacity
+    from resource_extend.formats import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
+
+    request = DeployCapacity.from_json(call.request, call.config.bounds, call.plugin.payloads)
+    count = node_capacity(request.request, call.config.bounds)
+    return deploy_capacity_response(call.store.iter_many(request.nodenames), count)
+
+
+def calculate_deploy(
+    call: Call[R],
+    commit_precheck: Callable[[Deploy[Any], Bounds], None],
+    plan_deploy: Callable[[R, Deploy[Any], Bounds, str], Any],
+) -> Any:
+    from resource_extend.requests.plans import Deploy
+
+    bounds = call.config.bounds
+    request = Deploy.from_json(call.request, bounds, call.plugin.payloads)
+    commit_precheck(request, bounds)
+    record, known = target_record(call, request.nodename)
+    try:
+        return plan_deploy(record, request, bounds, call.plugin.name)
+    except PluginError as cause:
+        raise cause if known else unknown_node(call, request.nodename, cause) from None
+
+
+def calculate_realloc(call: Call[R], plan_realloc: Callable[[R, Realloc[Any, Any]], Any]) -> Any:
+    from resource_extend.requests.realloc import Realloc
+
+    request = Realloc.from_json(call.request, call.config.bounds, call.plugin.payloads)
+    record, known = target_record(call, request.nodename)
+    try:
+        answer = plan_realloc(record, request)
+    except PluginError as cause:
+        raise cause if known else unknown_node(call, request.nodename, cause) from None
+    # Core commits the delta, and sends the workload back in the next realloc: each must fit on stdin.
+    from resource_extend.formats.jsonio import dumps
+
+    largest = max(len(dumps(answer["delta_resource"]).encode()), len(dumps(answer["workload_resource"]).encode()))
+    call.config.bounds.check_commit(largest, 1, request.nodename)
+    return answer

@@ -20,6 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, TypeVar
 
+    from resource_extend.command import deploy as plans
     from resource_extend.command import nodeupkeep as upkeep
     from resource_extend.command.answers import BeforeAfter, NodeInfo, Remap
     from resource_extend.command.verb import Plugin
@@ -31,6 +32,8 @@ else:
     # The verbs that keep a node's record (add-node, fix-node-resource, the metrics, ...): imported when one
     # runs, so that get-node-resource-info, set-node-resource-usage and calculate-deploy never load them.
     upkeep = LazyModule("resource_extend.command.nodeupkeep")
+    # The verbs that plan: imported when one runs, with the plugin's ``calculate`` module they hand to.
+    plans = LazyModule("resource_extend.command.deploy")
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
@@ -93,6 +96,9 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
     handlers above and in ``nodeupkeep``, the kind's own node verbs and the calculate verbs; ``nodeupkeep`` and
     the manifest's ``calculate`` (``LazyModule``s, so a node verb never imports the calculate verbs) are looked
     up only when one of their verbs runs."""
+    # The planning functions are taken from the manifest's ``calculate`` (a LazyModule) as the verb starts: a
+    # calculate verb loads its plugin's scheduling code before its call is read, with the code the start
+    # preloads for it (build.py's verb_preloads).
     calculate, words = plugin.calculate, plugin.summaries
     return (
         Verb(
@@ -106,7 +112,7 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
         Verb(
             "get-nodes-deploy-capacity",
             "how many workloads of a request fit on each node",
-            lambda call: calculate.get_nodes_deploy_capacity(call),
+            lambda call: plans.get_nodes_deploy_capacity(call, calculate.node_capacity),
         ),
         Verb("set-node-resource-capacity", words.set_capacity, set_node_resource_capacity),
         Verb(
@@ -135,8 +141,12 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
             "reset a node's usage to the sum of its workloads",
             lambda call: upkeep.fix_node_resource(call),
         ),
-        Verb("calculate-deploy", words.deploy, lambda call: calculate.calculate_deploy(call)),
-        Verb("calculate-realloc", words.realloc, lambda call: calculate.calculate_realloc(call)),
+        Verb(
+            "calculate-deploy",
+            words.deploy,
+            lambda call: plans.calculate_deploy(call, calculate.commit_precheck, calculate.plan_deploy),
+        ),
+        Verb("calculate-realloc", words.realloc, lambda call: plans.calculate_realloc(call, calculate.plan_realloc)),
         # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
         Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
     )

@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Protocol, TypeVar
 
     from resource_extend.capacity.answer import Limit
-    from resource_extend.command.verb import Call
     from resource_extend.config import Config
     from resource_extend.formats.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
+    from resource_extend.requests.bounds import Bounds
+    from resource_extend.requests.plans import Deploy
+    from resource_extend.requests.realloc import Realloc
     from resource_extend.requests.sides import SetCapacity, SetUsage
     from resource_extend.store.record import Record
     from resource_extend.tools.diagnosis import Finding, GoType
@@ -73,17 +75,24 @@ if TYPE_CHECKING:
         def corrected(self, doc: dict[str, Any]) -> dict[str, Any]:
             """The record doctor proposes from a salvaged one: always one a write accepts."""
 
-    class CalculateVerbs(Protocol[R]):
-        """A plugin's ``calculate_verbs`` module: the verbs that plan, and load its scheduling code."""
+    class CalculateVerbs(Protocol[R_in]):
+        """A plugin's ``calculate_verbs`` module: pure functions the planning verbs (command/deploy.py) hand the
+        request and the node's record to; it loads the scheduling code."""
 
-        def get_nodes_deploy_capacity(self, call: Call[R]) -> Any: ...
+        def node_capacity(self, request: Any, bounds: Bounds) -> Callable[[R_in], tuple[int, float, float]]:
+            """get-nodes-deploy-capacity's count of one node for the workload ``request``."""
 
-        def calculate_deploy(self, call: Call[R]) -> Any: ...
+        def commit_precheck(self, request: Deploy[Any], bounds: Bounds) -> None:
+            """Refuse a deploy whose plan core could not commit, before the node is read (decision 18)."""
 
-        def calculate_realloc(self, call: Call[R]) -> Any: ...
+        def plan_deploy(self, record: R_in, request: Deploy[Any], bounds: Bounds, plugin: str) -> Any:
+            """calculate-deploy's answer on the node's record, or the PluginError that says why not."""
+
+        def plan_realloc(self, record: R_in, request: Realloc[Any, Any]) -> Any:
+            """calculate-realloc's answer on the node's record, or the PluginError that says why not."""
 
         def explainer(
-            self, request_doc: dict[str, Any], config: Config, record: type[R]
-        ) -> Callable[[R], tuple[int, Limit]]:
+            self, request_doc: dict[str, Any], config: Config, record: type[R_in]
+        ) -> Callable[[R_in], tuple[int, Limit]]:
             """For ``explain``: each node's count for get-nodes-deploy-capacity's ``workload_resource``, with
             the limit that set it, from the scheduler the verb runs."""

@@ -10,10 +10,7 @@ calculate-deploy loads neither the counts nor a realloc's code (nor creates thei
 from __future__ import annotations
 
 from resource_extend import errors
-from resource_extend.command.deploy import target_record, unknown_node
-from resource_extend.command.verb import Call
 from resource_extend.errors import PluginError
-from resource_extend.requests.plans import Deploy
 from resource_extend.storage.record import StorageRecord
 from resource_extend.storage.request import PAYLOADS
 from resource_extend.storage.scheduler.workloads import deploy
@@ -22,31 +19,26 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from resource_extend.capacity.answer import DeployCapacity as DeployCapacityJSON
     from resource_extend.capacity.answer import Limit
     from resource_extend.command.answers import Plans, Replan
     from resource_extend.config import Config
     from resource_extend.requests.bounds import Bounds
+    from resource_extend.requests.plans import Deploy
+    from resource_extend.requests.realloc import Realloc
     from resource_extend.storage.workload import WorkloadResource
     from resource_extend.storage.workload_request import WorkloadRequest
 
     WireObject = dict[str, Any]
 
-StorageCall = Call[StorageRecord]
-
 
 # -- verbs ------------------------------------------------------------------------------------------
 
 
-def get_nodes_deploy_capacity(call: StorageCall) -> DeployCapacityJSON:
-    from resource_extend.capacity.answer import deploy_capacity_response
-    from resource_extend.capacity.request import DeployCapacity
-    from resource_extend.formats import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
+def node_capacity(request: WorkloadRequest, bounds: Bounds) -> Callable[[StorageRecord], tuple[int, float, float]]:
+    """get-nodes-deploy-capacity's count of one node, bounded by the config's max_deploy_count."""
     from resource_extend.storage.scheduler.count import DeployCount
 
-    request = DeployCapacity.from_json(call.request, call.config.bounds, PAYLOADS)
-    bound = call.config.bounds.max_deploy_count
-    return deploy_capacity_response(call.store.iter_many(request.nodenames), DeployCount(request.request, bound))
+    return DeployCount(request, bounds.max_deploy_count)
 
 
 def explainer(
@@ -61,28 +53,30 @@ def explainer(
     return DeployCount(request, bound).limit
 
 
-def calculate_deploy(call: StorageCall) -> Plans[WireObject, WireObject]:
+def commit_precheck(request: Deploy[WorkloadRequest], bounds: Bounds) -> None:
+    """What core will commit is refused before the plan when even its least size does not fit on the commit's
+    stdin (every workload holds its bindings and a plan entry per placed one), and else checked as it is
+    written (``CommitBudget``): a plan is only ever answered when set-node-resource-usage takes it back
+    (decision 18)."""
     from resource_extend.formats.jsonio import dumps
     from resource_extend.storage.workload import WorkloadResource
 
-    bounds = call.config.bounds
-    request = Deploy.from_json(call.request, bounds, PAYLOADS)
-    asked, count, name = request.request, request.count, request.nodename
-    # What core will commit is refused before the plan when even its least size does not fit on the commit's
-    # stdin (every workload holds its bindings and a plan entry per placed one), and else checked as it is
-    # written: a plan is only ever answered when set-node-resource-usage takes it back (decision 18).
+    asked, count = request.request, request.count
     least = WorkloadResource(asked.volumes_request, asked.volumes_limit, None, None, asked.storage_request)
     each = len(dumps(least.to_json()).encode()) + 1
     each += sum(2 * len(binding.to_string()) + 18 for binding in asked.volumes_request if binding.require_schedule)
-    bounds.check_commit(count * each, count, name)
-    record, known = target_record(call, name)
+    bounds.check_commit(count * each, count, request.nodename)
+
+
+def plan_deploy(
+    record: StorageRecord, request: Deploy[WorkloadRequest], bounds: Bounds, plugin: str
+) -> Plans[WireObject, WireObject]:
+    """calculate-deploy's plan on the node's record; a plan that does not fit names what stopped it."""
+    asked, count, name = request.request, request.count, request.nodename
     try:
         engines, resources = deploy(record, asked, count, CommitBudget(bounds, count, name))
     except errors.InsufficientResource as cause:
-        short = short_of(call, name, record, asked, count, cause)
-        raise short if known else unknown_node(call, name, short) from None
-    except PluginError as cause:
-        raise cause if known else unknown_node(call, name, cause) from None
+        raise short_of(plugin, name, record, asked, count, cause) from None
     return {
         "engines_params": [engine.to_json() for engine in engines],
         "workloads_resource": [resource.to_json() for resource in resources],
@@ -106,7 +100,7 @@ class CommitBudget:
 
 
 def short_of(
-    call: StorageCall,
+    plugin: str,
     node: str,
     record: StorageRecord,
     request: WorkloadRequest,
@@ -131,28 +125,17 @@ def short_of(
             "; the node has no disks, and IOPS/BPS are drawn from the disk a volume is on: add the disk to its"
             " capacity (set-node-resource-capacity, resource_request.disks) or drop the IOPS/BPS"
         )
-    where = f"resource-{call.plugin.name} explain --node {node}"
+    where = f"resource-{plugin} explain --node {node}"
     return errors.InsufficientResource(f"{detail}; {why} ({where} shows each limit)")
 
 
-def calculate_realloc(call: StorageCall) -> Replan[WireObject, WireObject, WireObject]:
-    from resource_extend.requests.realloc import Realloc
+def plan_realloc(record: StorageRecord, request: Realloc[Any, Any]) -> Replan[WireObject, WireObject, WireObject]:
+    """calculate-realloc's answer on the node's record."""
     from resource_extend.storage.scheduler.resize import realloc
 
-    request = Realloc.from_json(call.request, call.config.bounds, PAYLOADS)
-    record, known = target_record(call, request.nodename)
-    try:
-        engine, delta, target = realloc(record, request.request, request.current)
-    except PluginError as cause:
-        raise cause if known else unknown_node(call, request.nodename, cause) from None
-    answer: Replan[WireObject, WireObject, WireObject] = {
+    engine, delta, target = realloc(record, request.request, request.current)
+    return {
         "engine_params": engine.to_json(),
         "delta_resource": delta.to_json(),
         "workload_resource": target.to_json(),
     }
-    # Core commits the delta, and sends the workload back in the next realloc: each must fit on stdin.
-    from resource_extend.formats.jsonio import dumps
-
-    largest = max(len(dumps(answer["delta_resource"]).encode()), len(dumps(answer["workload_resource"]).encode()))
-    call.config.bounds.check_commit(largest, 1, request.nodename)
-    return answer

@@ -38,8 +38,12 @@ def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
 @pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
 def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[Any]) -> None:
     # The table reaches these through a LazyModule, so a missing name would only fail when core calls it.
-    for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc", "explainer"):
+    for name in ("node_capacity", "commit_precheck", "plan_deploy", "plan_realloc", "explainer"):
         assert callable(getattr(plugin.calculate, name)), name
+    from resource_extend.command import deploy
+
+    for name in ("get_nodes_deploy_capacity", "calculate_deploy", "calculate_realloc"):
+        assert callable(getattr(deploy, name)), name
     assert callable(plugin.metrics.render_rows)
     assert [row["name"] for row in plugin.metrics.describe(plugin.record)]
     assert callable(plugin.checks.check_record) and callable(plugin.checks.corrected)
