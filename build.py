@@ -585,8 +585,9 @@ class Unused:
 
 sys.meta_path.insert(0, Recorder())
 import plugins
+from resource_extend.command.nodeverbs import verb_table
 before = set(sys.modules)
-for verb in plugins.plugin(name).verbs:
+for verb in verb_table(plugins.plugin(name)).verbs:
     del done[:]
     for direction in ("request", "response"):
         try:

@@ -2,7 +2,7 @@
 
 The one list of plugins: the executables' entry modules (``plugins/<name>.py``), build.py, the dev tools and
 the tests read it, and nothing else names the plugins. Each name maps to the module holding the plugin's
-manifest (``PLUGIN``, a ``resource_extend.command.verb.Plugin``); looking one up imports that module only, so a call
+manifest (``PLUGIN``, a ``resource_extend.plugin.Plugin``); looking one up imports that module only, so a call
 of one plugin never loads another. A plugin declared elsewhere (the tests' own) is added with ``register``.
 """
 
@@ -16,12 +16,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from resource_extend.command.verb import Plugin
+    from resource_extend.plugin import Plugin
 
 # name -> the module of its manifest. A shipped plugin also has an entry module here (plugins/<name>.py),
 # a script in pyproject.toml and a schema directory (schemas/<name>/).
 SHIPPED = {
-    "gpu": "resource_extend.counted.manifest",
+    "gpu": "resource_extend.gpu.manifest",
     "storage": "resource_extend.storage.manifest",
 }
 _declared = dict(SHIPPED)
@@ -37,7 +37,7 @@ def manifest_module(name: str) -> str:
 
 
 def package(name: str) -> str:
-    """The package of the plugin's code (``resource_extend.counted``): what a build of another plugin leaves
+    """The package of the plugin's code (``resource_extend.gpu``): what a build of another plugin leaves
     out, unless that plugin's manifest lives in it too."""
     return _declared[name].rpartition(".")[0]
 

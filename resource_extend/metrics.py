@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from _json import encode_basestring
 
-from resource_extend import requests
+from resource_extend import envelope
+from resource_extend.envelope import JSONObject
 from resource_extend.errors import PluginError
-from resource_extend.requests import JSONObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
     """(podname, nodename) pairs from ``{"nodes": [...]}`` or upstream core's one-node request."""
     if "nodes" not in req and isinstance(req.get("nodename"), str):
-        return [(requests.string(req, "podname"), req["nodename"])]
+        return [(envelope.string(req, "podname"), req["nodename"])]
     raw = req.get("nodes")
     if raw is None:
         return []

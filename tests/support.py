@@ -20,14 +20,14 @@ import pytest
 from hypothesis import strategies as st
 
 import plugins as registry
-from resource_extend.command.verb import Plugin
-from resource_extend.counted import prodmap
-from resource_extend.counted import record as counted_record
-from resource_extend.counted.manifest import PLUGIN as GPU_PLUGIN
+from resource_extend.command.nodeverbs import verb_table
+from resource_extend.command.verb import Table
+from resource_extend.envelope.bounds import Bounds
 from resource_extend.errors import PluginError
 from resource_extend.formats import decoding
 from resource_extend.formats.decoding import INT64_MAX, INT64_MIN
-from resource_extend.requests.bounds import Bounds
+from resource_extend.gpu import prodmap
+from resource_extend.gpu import record as counted_record
 from resource_extend.storage.binding import VolumeBinding
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource, StorageRecord
@@ -48,7 +48,7 @@ PLUGINS = [p for p in registry.SHIPPED if (ROOT / "plugins" / f"{p}.py").exists(
 # The vectors of the plugins in this repo: run over the gateway (test_vectors) and over gRPC (test_grpc_transport).
 CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) if c["plugin"] in PLUGINS]
 # Each plugin's verb table, for serving calls in-process through cli.answer.
-TABLES: dict[str, Plugin[Any]] = {name: registry.plugin(name) for name in PLUGINS}
+TABLES: dict[str, Table[Any]] = {name: verb_table(registry.plugin(name)) for name in PLUGINS}
 PASSWORD = "pw-Zq9-never-printed"
 # etcd.total_timeout for a test that waits for a call to fail on an endpoint that never answers: the call's
 # one deadline bounds the wait however short it is, so such a test need not wait seconds for each case.
@@ -89,7 +89,7 @@ def used(plugin: str, record: dict[str, Any]) -> int:
 
 
 # The verbs that read or write the store (both plugins have the same verb names).
-STORE_VERBS = [v.name for v in GPU_PLUGIN.verbs if v.name not in ("get-metrics-description", "calculate-remap")]
+STORE_VERBS = [v.name for v in TABLES["gpu"].verbs if v.name not in ("get-metrics-description", "calculate-remap")]
 
 
 def sample_cases() -> list[dict[str, Any]]:
@@ -117,7 +117,7 @@ def serve_in_process(plugin: str, verb: str, stdin: bytes, config_path: str | No
     table = TABLES[plugin]
     found = table.verb(verb)
     assert found is not None, f"{plugin} has no verb {verb}"
-    status, response, error = cli.answer(table, found, config_path, lambda limit: stdin[: limit + 1])
+    status, response, error = cli.answer(table.plugin, found, config_path, lambda limit: stdin[: limit + 1])
     return Outcome(status, response.decode("utf-8"), error + "\n" if status else "")
 
 
@@ -318,10 +318,10 @@ def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:
 def shared_request_readers(payloads: Any, limits: Bounds) -> dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]]:
     """What each request value of ``params`` holds when read with a plugin's ``payloads``, for the shapes
     params writes once for both plugins: the new side of the differential request tests."""
-    from resource_extend.capacity.request import DeployCapacity
-    from resource_extend.requests.plans import Deploy
-    from resource_extend.requests.realloc import Realloc
-    from resource_extend.requests.sides import SetUsage
+    from resource_extend.envelope.capacity import DeployCapacity
+    from resource_extend.envelope.plans import Deploy
+    from resource_extend.envelope.realloc import Realloc
+    from resource_extend.envelope.sides import SetUsage
 
     def set_usage(req: dict[str, Any]) -> tuple[Any, ...]:
         value = SetUsage.from_json(req, payloads)

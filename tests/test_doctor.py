@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.counted import checks as gpu_checks
-from resource_extend.counted.manifest import GpuRecord
+from resource_extend.gpu import checks as gpu_checks
+from resource_extend.gpu.manifest import GpuRecord
+from resource_extend.plugin.diagnosis import examine, salvage
 from resource_extend.storage import checks as storage_checks
 from resource_extend.storage.record import StorageRecord
-from resource_extend.tools.diagnosis import examine, salvage
 from resource_extend_dev.devetcd import DevEtcd, binary
 from tests.support import PluginDir, b64
 

@@ -259,7 +259,7 @@ def test_mutated_vector_requests_served_in_process_answer_cleanly(plugin: str, f
         reseed(fuzz_etcd, plugin, store)
         config_path = configure(work, fuzz_etcd, plugin, extra)
         before = keyspace(fuzz_etcd)
-        status, response, error = cli.answer(table, verb, config_path, lambda _limit: stdin)
+        status, response, error = cli.answer(table.plugin, verb, config_path, lambda _limit: stdin)
         stderr = (error + "\n").encode("utf-8") if status else b""
         check_outcome(plugin, verb_name, status, response, stderr, fuzz_etcd, before)
         return status, stderr

@@ -66,7 +66,7 @@ def test_the_gateway_path_never_imports_grpc(etcd: DevEtcd, prefix: str) -> None
     script = f"""
 import sys
 from resource_extend.config import parse
-from resource_extend.counted.manifest import PLUGIN
+from resource_extend.gpu.manifest import PLUGIN
 from resource_extend.command.verb import Call
 settings = parse("x", {{"etcd": {{"machines": [{etcd.url!r}], "prefix": {prefix!r}}}}})
 Call(PLUGIN, "get-node-resource-info", {{}}, settings).store.get_or_empty("n1")

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resource_extend.config import EtcdConfig
-from resource_extend.counted.manifest import GpuRecord
+from resource_extend.gpu.manifest import GpuRecord
 from resource_extend.store.etcd import gatewaybulk
 from resource_extend.store.etcd.chunks import FEW_KEYS
 from resource_extend.store.etcd.gateway import GatewayKV

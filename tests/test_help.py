@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from resource_extend.command import verbhelp
-from resource_extend.counted.manifest import PLUGIN as GPU
+from resource_extend.command.nodeverbs import verb_table
 from resource_extend.formats import validation
+from resource_extend.gpu.manifest import PLUGIN as GPU
 from resource_extend.storage.manifest import PLUGIN as STORAGE
 from tests.support import PLUGINS, ROOT, PluginDir, executable
 
-VERBS = [(plugin.name, verb.name) for plugin in (GPU, STORAGE) for verb in plugin.verbs]
+VERBS = [(table.plugin.name, verb.name) for table in (verb_table(GPU), verb_table(STORAGE)) for verb in table.verbs]
 
 
 def run(*args: str, cwd: Path = ROOT, stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
@@ -98,11 +99,11 @@ def test_plain_verbs_never_import_help_doctor_or_difflib(gpu: PluginDir) -> None
         "def leave(status):\n    raise SystemExit(status)\n"
         "posix._exit = leave  # the call ends by posix._exit once answered; stay alive to look at sys.modules\n"
         "from resource_extend.command.cli import main\n"
-        "from resource_extend.counted.manifest import PLUGIN\n"
+        "from resource_extend.gpu.manifest import PLUGIN\n"
         "try:\n    main(PLUGIN, ['get-node-resource-info'])\n"
         "except SystemExit:\n    pass\n"
         "loaded = [m for m in ('difflib', 'resource_extend.command.verbhelp', 'resource_extend.tools.doctor',"
-        " 'resource_extend.tools.diagnosis') if m in sys.modules]\n"
+        " 'resource_extend.plugin.diagnosis') if m in sys.modules]\n"
         "sys.stderr.write(repr(loaded))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

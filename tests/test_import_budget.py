@@ -41,20 +41,21 @@ BUDGET = _budget(
 the registry and the entry modules (the shebang's -c execs the stub, which runs the start compiled for this minor)
     plugins plugins.gpu plugins.storage _resource_extend_boot
 the command line, verb table, the executable's start, config and its work bounds, JSON, schema checks, store and
-its early read, the node verbs both plugins share (and the packages that hold them)
+its early read, the node verbs both plugins share (and the packages that hold them), and what a plugin's manifest is
+    resource_extend.plugin
     resource_extend resource_extend.command resource_extend.formats resource_extend.store
     resource_extend.command.cli resource_extend.errors resource_extend.command.verb resource_extend.config
-    resource_extend.command.executable resource_extend.requests.bounds
+    resource_extend.command.executable resource_extend.envelope.bounds
     resource_extend.formats.yamlsubset resource_extend.formats.jsonio resource_extend.formats.validation
     resource_extend.formats.schemaerror resource_extend.formats.decoding resource_extend.store.nodes
-    resource_extend.store.prefetch resource_extend.requests resource_extend.command.nodeverbs
+    resource_extend.command.prefetch resource_extend.envelope resource_extend.command.nodeverbs
     resource_extend.typeshim
 the node verbs that keep a record rather than serve a workload (add-node, fix-node-resource, metrics, ...)
     resource_extend.command.nodeupkeep
 the schema check of the documents that grow with the nodes (get-metrics, get-nodes-deploy-capacity), on representatives
     resource_extend.formats.bigdocs
 the request of the verb that runs, read by its family's module (a call creates no other verb's request classes)
-    resource_extend.requests.nodeinfo resource_extend.requests.sides resource_extend.requests.plans
+    resource_extend.envelope.nodeinfo resource_extend.envelope.sides resource_extend.envelope.plans
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
 (the socket's half, and the bounded parser of its replies), base64 of its keys and values
     resource_extend.store.etcd resource_extend.store.etcd.endpoints resource_extend.store.etcd.kv
@@ -66,21 +67,21 @@ of a bulk read and its plan, imported when one starts (a single-node call never 
 over gRPC on h2c (HTTP/2, HPACK, the RangeRequest and RangeResponse messages), from a plain http:// member
     resource_extend.store.etcd.gatewaybulk resource_extend.store.etcd.chunks resource_extend.store.etcd.h2
     resource_extend.store.etcd.h2.client resource_extend.store.etcd.h2.hpack resource_extend.store.etcd.h2.protobuf
-the GPU plugin: its manifest and the counted code's record, requests and node verbs (which use capacity.ratio)
-    resource_extend.counted resource_extend.counted.manifest resource_extend.counted.record
-    resource_extend.counted.prodmap resource_extend.counted.request resource_extend.counted.node_verbs
-    resource_extend.capacity
+the GPU plugin: its manifest and the counted code's record, payloads and node verbs (which use goarith.ratio)
+    resource_extend.gpu resource_extend.gpu.manifest resource_extend.gpu.record
+    resource_extend.gpu.prodmap resource_extend.gpu.payloads resource_extend.gpu.node_verbs
+    resource_extend.goarith
 the storage plugin: its manifest, record (which decodes volumes, disks and bindings) and node verbs
     resource_extend.storage resource_extend.storage.manifest resource_extend.storage.record
     resource_extend.storage.size resource_extend.storage.disk
     resource_extend.storage.volume resource_extend.storage.binding resource_extend.storage.plan
-    resource_extend.storage.workload resource_extend.storage.request resource_extend.storage.node_verbs
+    resource_extend.storage.workload resource_extend.storage.payloads resource_extend.storage.node_verbs
 a node resource in request form (add-node, set-node-resource-capacity, a resource_request), imported when one is read
     resource_extend.storage.node_request
 metrics, imported when get-metrics or get-metrics-description runs
-    resource_extend.metrics resource_extend.counted.metrics resource_extend.storage.metrics
+    resource_extend.metrics resource_extend.gpu.metrics resource_extend.storage.metrics
 calculate verbs and their schedulers, imported when one runs
-    resource_extend.counted.calculate_verbs resource_extend.counted.scheduler resource_extend.storage.calculate_verbs
+    resource_extend.gpu.calculate_verbs resource_extend.gpu.scheduler resource_extend.storage.calculate_verbs
     resource_extend.storage.scheduler resource_extend.storage.scheduler.workloads
     resource_extend.storage.scheduler.count resource_extend.storage.scheduler.resize
     resource_extend.storage.scheduler.placement resource_extend.storage.scheduler.affinity
@@ -91,7 +92,7 @@ calculate verbs and their schedulers, imported when one runs
     resource_extend.storage.scheduler.limits resource_extend.storage.workload_request
     resource_extend.command.deploy
 get-nodes-deploy-capacity's answer and explain's Limit, its request and calculate-realloc's: those verbs' only
-    resource_extend.capacity.answer resource_extend.capacity.request resource_extend.requests.realloc
+    resource_extend.capacity resource_extend.envelope.capacity resource_extend.envelope.realloc
 the C halves of json and socket (jsonio, store/etcd/connection.py): their Python wrappers import re, enum,
 functools and collections, which cost a call more than its etcd round trip
     _json _socket
@@ -118,11 +119,11 @@ and the os module, which runpy and importlib.util import (a call through the she
 # retry, tls's alerts), auth or several endpoints (greeting, race).
 NEVER = {"yaml", "pathlib", "fastjsonschema", "grpc", "etcd3", "resource_extend.command.verbhelp",
          "resource_extend.formats.schemafiles", "resource_extend.store.etcd.grpc", "resource_extend.store.etcd.tls",
-         "ssl", "resource_extend.command.helptext", "resource_extend.command.protocols",
-         "resource_extend.command.answers", "resource_extend.requests.payloads", "resource_extend.store.etcd.protocol",
+         "ssl", "resource_extend.command.helptext", "resource_extend.plugin.protocols",
+         "resource_extend.plugin.answers", "resource_extend.envelope.protocol", "resource_extend.store.etcd.protocol",
          "resource_extend.store.etcd.failing", "resource_extend.store.etcd.greeting", "resource_extend.store.etcd.race",
          "resource_extend.store.etcd.retry", "resource_extend.tools", "resource_extend.tools.doctor",
-         "resource_extend.tools.explain", "resource_extend.tools.diagnosis", "resource_extend.boot.start",
+         "resource_extend.tools.explain", "resource_extend.plugin.diagnosis", "resource_extend.boot.start",
          "site", "zipfile",
          "typing", "dataclasses", "inspect", "decimal", "re", "json", "socket", "base64", "enum",
          "functools", "collections", "contextlib", "importlib", "warnings", "selectors", "runpy",
@@ -326,7 +327,7 @@ def test_a_call_that_reads_its_node_first_sends_that_read_before_it_loads_the_ma
     manifest = registry.manifest_module(plugin)
     assert "resource_extend.command.cli" in at_send and "resource_extend.store.etcd.gateway" in at_send
     assert manifest in modules and manifest not in at_send
-    assert not [m for m in at_send if m.startswith(("resource_extend.storage.", "resource_extend.counted."))]
+    assert not [m for m in at_send if m.startswith(("resource_extend.storage.", "resource_extend.gpu."))]
     assert not [m for m in at_send if m.startswith(VALIDATORS)]
 
 
@@ -349,8 +350,8 @@ def test_each_module_a_verb_loads_is_in_one_group_of_code_and_every_call_loads_t
 
 
 NOT_FOR_NODE_VERBS = {"resource_extend.storage.scheduler", "resource_extend.storage.calculate_verbs",
-                      "resource_extend.counted.scheduler", "resource_extend.counted.calculate_verbs",
-                      "resource_extend.command.deploy", "resource_extend.metrics", "resource_extend.counted.metrics",
+                      "resource_extend.gpu.scheduler", "resource_extend.gpu.calculate_verbs",
+                      "resource_extend.command.deploy", "resource_extend.metrics", "resource_extend.gpu.metrics",
                       "resource_extend.storage.metrics"}  # fmt: skip
 
 
@@ -404,8 +405,8 @@ def test_a_deploy_creates_no_other_calculate_verbs_request_nor_explains_limit(
     plugin: str, plugin_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
     modules = served(plugin, "calculate-deploy", plugin_dirs, tmp_path)
-    assert "resource_extend.requests.plans" in modules
-    loaded = {"resource_extend.capacity.answer", "resource_extend.capacity.request", "resource_extend.requests.realloc"}
+    assert "resource_extend.envelope.plans" in modules
+    loaded = {"resource_extend.capacity", "resource_extend.envelope.capacity", "resource_extend.envelope.realloc"}
     assert not loaded & modules.keys()
 
 
@@ -533,7 +534,7 @@ def test_every_module_the_start_preloads_is_one_a_store_call_imports_anyway(
         "import plugins\n"
         "from resource_extend.command import cli\n"
         f"plugin = plugins.plugin({plugin!r})\n"
-        "verb = plugin.verb('get-node-resource-info')\n"
+        "verb = cli.verb_table(plugin).verb('get-node-resource-info')\n"
         'status, out, err = cli.answer(plugin, verb, None, lambda limit: b\'{"nodename": "n1"}\')\n'
         "assert status == 0, err\n"
         "print(' '.join(sorted(sys.modules)))\n"

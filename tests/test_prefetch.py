@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from resource_extend.command import prefetch as early
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.counted.manifest import GpuRecord
 from resource_extend.errors import StoreUnavailable
-from resource_extend.store import prefetch as early
+from resource_extend.gpu.manifest import GpuRecord
 from resource_extend.store.etcd import transport as transports
 from resource_extend.store.etcd.connection import Connection
 from resource_extend.store.etcd.gateway import GatewayKV

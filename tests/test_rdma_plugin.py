@@ -17,9 +17,10 @@ import pytest
 
 import plugins
 from resource_extend.command import cli
-from resource_extend.command.verb import Plugin
+from resource_extend.command.nodeverbs import verb_table
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.requests.bounds import Bounds
+from resource_extend.envelope.bounds import Bounds
+from resource_extend.plugin import Plugin
 from resource_extend_dev.conformance import Outcome, load_cases, store_verdict, verdict, write_config
 from resource_extend_dev.devetcd import DevEtcd
 from tests.rdma import manifest
@@ -42,7 +43,7 @@ def serve(plugin: Plugin[Any], case: dict[str, Any], etcd: DevEtcd, prefix: str,
         write_config(work, plugin.name, etcd.url, prefix, case.get("config"))
         for node, record in (case.get("store") or {}).items():
             etcd.put(f"{prefix}/resource/{plugin.name}/{node}", json.dumps(record))
-        verb = plugin.verb(case["verb"])
+        verb = verb_table(plugin).verb(case["verb"])
         if verb is None:
             capfd.readouterr()
             status = cli._dispatch(plugin, [case["verb"]])
@@ -55,7 +56,7 @@ def serve(plugin: Plugin[Any], case: dict[str, Any], etcd: DevEtcd, prefix: str,
 
 def test_the_test_plugin_has_vectors_of_every_verb_it_serves(rdma: Plugin[Any]) -> None:
     assert {case["plugin"] for case in CASES} == {"rdma"}
-    served = {verb.name for verb in rdma.verbs} | {"name", "verbs"}
+    served = {verb.name for verb in verb_table(rdma).verbs} | {"name", "verbs"}
     assert {case["verb"] for case in CASES} == served
 
 
@@ -81,7 +82,9 @@ def test_the_test_plugin_speaks_its_own_name(rdma: Plugin[Any], etcd: DevEtcd, p
     )
     described = serve(rdma, {"plugin": "rdma", "verb": "get-metrics-description", "request": {}}, etcd, prefix, capfd)
     assert [row["name"] for row in json.loads(described.stdout)] == ["rdma_capacity", "rdma_used"]
-    limit = rdma.calculate.explainer({"workload_resource": {}}, CONFIG, rdma.record)(rdma.record.empty())[1]
+    limit = rdma.calculate.explainer(
+        rdma.payloads.request({"workload_resource": {}}, "workload_resource"), CONFIG.bounds
+    )(rdma.record.empty())[1]
     assert limit.text.startswith("no RDMA NIC asked")
 
 

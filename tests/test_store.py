@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from resource_extend.config import EtcdConfig
-from resource_extend.counted.manifest import GpuRecord
 from resource_extend.errors import AmbiguousWrite, NodeNotExists, PluginError, StoreUnavailable
+from resource_extend.gpu.manifest import GpuRecord
 from resource_extend.store.etcd import chunks as chunks_module
 from resource_extend.store.etcd import gatewaybulk
 from resource_extend.store.etcd import transport as transports
@@ -549,7 +549,7 @@ def test_a_gateway_call_that_succeeds_loads_no_failure_handling(
         "import sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from resource_extend.config import EtcdConfig\n"
-        "from resource_extend.counted.manifest import GpuRecord\n"
+        "from resource_extend.gpu.manifest import GpuRecord\n"
         "from resource_extend.store.etcd.gateway import GatewayKV\n"
         "from resource_extend.store.nodes import NodeStore\n"
         f"config = EtcdConfig({config})\n"

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import plugins as registry
 from resource_extend import config
+from resource_extend.command.nodeverbs import verb_table
 from resource_extend.command.verb import Call
 from resource_extend.errors import PluginError
 from resource_extend.formats import jsonio, validation
@@ -74,7 +75,7 @@ class Keyspace:
     def call(self, verb: str, request: dict[str, Any]) -> tuple[bool, Any]:
         """(True, response) or (False, the one-line message) — what ``cli.serve`` would print."""
         plugin = registry.plugin(self.plugin)
-        found = plugin.verb(verb)
+        found = verb_table(plugin).verb(verb)
         assert found is not None
         try:
             settings_ = config.load(self.plugin, str(self.folder / f"{self.plugin}.yaml"))

@@ -49,6 +49,6 @@ def test_unit_test_files_mirror_the_modules_they_test() -> None:
 
 
 def test_every_unit_test_directory_is_a_package() -> None:
-    # Files of the same name in two directories (counted/test_record.py, storage/test_record.py) import apart only so.
+    # Files of the same name in two directories (gpu/test_record.py, storage/test_record.py) import apart only so.
     directories = {path.parent for path in UNIT.rglob("*.py")}
     assert [str(d.relative_to(ROOT)) for d in sorted(directories) if not (d / "__init__.py").is_file()] == []

@@ -263,7 +263,7 @@ def slow_resolver(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _gateway(machines: tuple[str, ...], prefix: str, **kw: Any) -> tuple[Any, Any]:
     from resource_extend.config import EtcdConfig
-    from resource_extend.counted.manifest import GpuRecord
+    from resource_extend.gpu.manifest import GpuRecord
     from resource_extend.store.etcd.gateway import GatewayKV
     from resource_extend.store.nodes import NodeStore
 
@@ -303,7 +303,7 @@ def test_the_early_read_gives_up_a_name_the_resolver_is_slow_on_and_leaves_it_to
 def test_a_host_name_reaches_etcd_through_the_resolver_for_one_node_and_in_bulk(etcd: DevEtcd, prefix: str) -> None:
     # "localhost": /etc/hosts, maybe ::1 first (refused: etcd listens on 127.0.0.1), then 127.0.0.1. The bulk
     # read goes over h2c to the same name.
-    from resource_extend.counted.manifest import GpuRecord
+    from resource_extend.gpu.manifest import GpuRecord
 
     url = etcd.url.replace("127.0.0.1", "localhost")
     _, store = _gateway((url,), prefix)
@@ -385,7 +385,7 @@ def test_a_host_without_a_thread_to_spare_is_resolved_as_before(
     # answers as ever, rather than end in an internal error.
     import _thread
 
-    from resource_extend.counted.manifest import GpuRecord
+    from resource_extend.gpu.manifest import GpuRecord
 
     def no_thread(*args: Any) -> Any:
         raise RuntimeError("can't start new thread")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 BUILD_ID = "unbuilt"  # build.py writes the build's constants here
 PROG = "resource-plugin"
-ENTRY = ("plugins.gpu", "main")
+ENTRY = ("", "main")  # build.py writes the entry module here
 BUILT_FOR = ("cpython-311", "linux", "x86_64")  # cache tag, sys.platform, machine
 KEEP_BEFORE = 1  # extracted builds kept besides this one
 STALE_TEMP = 3600.0  # seconds after which a crashed extraction's temporary directory is removed

@@ -14,15 +14,18 @@ import time
 
 from resource_extend import errors
 from resource_extend.command import executable
-from resource_extend.command.verb import DOCTOR, EXPLAIN, LOG_ENV, Call, Plugin, Verb, all_verbs, prog
+from resource_extend.command.nodeverbs import verb_table
+from resource_extend.command.prefetch import BULK_PREFETCHING, PREFETCHING, send
+from resource_extend.command.verb import DOCTOR, EXPLAIN, LOG_ENV, Call, Verb
 from resource_extend.errors import PluginError
-from resource_extend.store.prefetch import BULK_PREFETCHING, PREFETCHING, send
+from resource_extend.plugin import prog
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, NoReturn, TypeVar
 
     from resource_extend.config import Config
+    from resource_extend.plugin import Plugin
     from resource_extend.store.etcd.protocol import KV
     from resource_extend.store.record import Record
 
@@ -182,7 +185,8 @@ def _dispatch(plugin: Plugin[Any], args: list[str], early: Early | None = None) 
 
         _out(helptext.doctor_help(plugin))
         return 0
-    if name not in all_verbs(plugin):
+    table = verb_table(plugin)
+    if name not in table.names():
         from resource_extend.command import helptext
 
         raise errors.UsageError(helptext.unknown_verb(plugin, name))
@@ -196,8 +200,8 @@ def _dispatch(plugin: Plugin[Any], args: list[str], early: Early | None = None) 
     if name == "verbs":
         from resource_extend.formats import jsonio
 
-        return _write(plugin, name, jsonio.utf8(jsonio.dumps(plugin.advertised())))
-    verb = plugin.verb(name)
+        return _write(plugin, name, jsonio.utf8(jsonio.dumps(table.advertised())))
+    verb = table.verb(name)
     assert verb is not None
     return serve(plugin, verb, config_flag, early)
 

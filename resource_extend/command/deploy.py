@@ -4,7 +4,7 @@ Each reads its request with the plugin's payloads, the node's record (an unknown
 record, as the reference reads it), and hands both to the plugin's ``calculate`` module, whose functions
 are pure (record and request in, answer out); a plan that fails on a node without a record says so first.
 Nothing here writes: core applies the answer with set-node-resource-usage. How many workloads a call may
-plan is read with the request (``requests.deploy_count``). Imported only when one of these verbs runs."""
+plan is read with the request (``envelope.deploy_count``). Imported only when one of these verbs runs."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, TypeVar
 
-    from resource_extend.requests.bounds import Bounds
-    from resource_extend.requests.plans import Deploy
-    from resource_extend.requests.realloc import Realloc
+    from resource_extend.envelope.bounds import Bounds
+    from resource_extend.envelope.plans import Deploy
+    from resource_extend.envelope.realloc import Realloc
     from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
@@ -45,8 +45,8 @@ def unknown_node(call: Call[Any], node: str, cause: PluginError) -> PluginError:
 
 def get_nodes_deploy_capacity(call: Call[R], node_capacity: Callable[[Any, Bounds], Callable[[R], Any]]) -> Any:
     # Each verb imports the request and answer code only it runs: a deploy creates neither class.
-    from resource_extend.capacity.answer import deploy_capacity_response
-    from resource_extend.capacity.request import DeployCapacity
+    from resource_extend.capacity import deploy_capacity_response
+    from resource_extend.envelope.capacity import DeployCapacity
     from resource_extend.formats import bigdocs  # noqa: F401  (checks the answer: loaded with the verb's code)
 
     request = DeployCapacity.from_json(call.request, call.config.bounds, call.plugin.payloads)
@@ -59,7 +59,7 @@ def calculate_deploy(
     commit_precheck: Callable[[Deploy[Any], Bounds], None],
     plan_deploy: Callable[[R, Deploy[Any], Bounds, str], Any],
 ) -> Any:
-    from resource_extend.requests.plans import Deploy
+    from resource_extend.envelope.plans import Deploy
 
     bounds = call.config.bounds
     request = Deploy.from_json(call.request, bounds, call.plugin.payloads)
@@ -72,7 +72,7 @@ def calculate_deploy(
 
 
 def calculate_realloc(call: Call[R], plan_realloc: Callable[[R, Realloc[Any, Any]], Any]) -> Any:
-    from resource_extend.requests.realloc import Realloc
+    from resource_extend.envelope.realloc import Realloc
 
     request = Realloc.from_json(call.request, call.config.bounds, call.plugin.payloads)
     record, known = target_record(call, request.nodename)

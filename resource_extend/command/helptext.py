@@ -10,13 +10,15 @@ import posix
 import sys
 
 from resource_extend import __version__
-from resource_extend.command.verb import DOCTOR, EXPLAIN, LOG_ENV, all_verbs, prog
+from resource_extend.command.nodeverbs import verb_table
+from resource_extend.command.verb import DOCTOR, EXPLAIN, LOG_ENV
+from resource_extend.plugin import prog
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from resource_extend.command.verb import Plugin
+    from resource_extend.plugin import Plugin
 
 CONFIG_ENV = "ERU_RESOURCE_CONFIG_PATH"  # config.CONFIG_ENV; repeated so help imports no config code
 
@@ -92,13 +94,13 @@ def unknown_option(arg: str) -> str:
 def unknown_verb(plugin: Plugin[Any], name: str) -> str:
     import difflib  # the error path only
 
-    close = difflib.get_close_matches(name, [*all_verbs(plugin), DOCTOR, EXPLAIN], n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, [*verb_table(plugin).names(), DOCTOR, EXPLAIN], n=1, cutoff=0.6)
     return f"unknown verb {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def help_text(plugin: Plugin[Any]) -> str:
-    program = prog(plugin)
-    width = max(len(v.name) for v in plugin.verbs)
+    program, verbs = prog(plugin), verb_table(plugin).verbs
+    width = max(len(v.name) for v in verbs)
     lines = [
         f"{program} — eru resource plugin: {plugin.summary}",
         "",
@@ -119,7 +121,7 @@ def help_text(plugin: Plugin[Any]) -> str:
         f"  {'name':<{width}}  print the plugin's name",
         f"  {'verbs':<{width}}  list the verbs core may call",
     ]
-    lines += [f"  {v.name:<{width}}  {v.summary}" for v in plugin.verbs]
+    lines += [f"  {v.name:<{width}}  {v.summary}" for v in verbs]
     return "\n".join(lines) + "\n"
 
 
@@ -156,7 +158,7 @@ def explain_help(plugin: Plugin[Any]) -> str:
 
 
 def verb_help(plugin: Plugin[Any], name: str) -> str:
-    verb = plugin.verb(name)
+    verb = verb_table(plugin).verb(name)
     summary = verb.summary if verb else ("print the plugin's name" if name == "name" else "list the verbs")
     from resource_extend.command import verbhelp
 

@@ -9,7 +9,7 @@ when it runs one of these verbs.
 
 from __future__ import annotations
 
-from resource_extend import errors, requests
+from resource_extend import envelope, errors
 from resource_extend.errors import PluginError
 from resource_extend.store.nodes import check_node_name
 
@@ -17,17 +17,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypeVar
 
-    from resource_extend.command.answers import Empty, NodeInfo, NodesInfo
     from resource_extend.command.verb import Call
     from resource_extend.formats.jsonio import Rendered
     from resource_extend.metrics import MetricDescription
+    from resource_extend.plugin.answers import Empty, NodeInfo, NodesInfo
     from resource_extend.store.record import Record, RecordJSON
 
     R = TypeVar("R", bound=Record)
 
 
 def add_node(call: Call[R]) -> RecordJSON:
-    from resource_extend.requests.records import AddNode  # each verb creates its own request classes only
+    from resource_extend.envelope.records import AddNode  # each verb creates its own request classes only
 
     request = AddNode.from_json(call.request, call.plugin.payloads)
     node = request.nodename
@@ -42,12 +42,12 @@ def add_node(call: Call[R]) -> RecordJSON:
 
 
 def remove_node(call: Call[R]) -> Empty:
-    call.store.delete(requests.nodename(call.request))
+    call.store.delete(envelope.nodename(call.request))
     return {}
 
 
 def set_node_resource_info(call: Call[R]) -> Empty:
-    from resource_extend.requests.records import SetInfo
+    from resource_extend.envelope.records import SetInfo
 
     request = SetInfo.from_json(call.request, call.plugin.payloads)
     call.store.put(request.nodename, request.record)
@@ -55,7 +55,7 @@ def set_node_resource_info(call: Call[R]) -> Empty:
 
 
 def fix_node_resource(call: Call[R]) -> NodeInfo | None:
-    from resource_extend.requests.nodeinfo import NodeWorkloads
+    from resource_extend.envelope.nodeinfo import NodeWorkloads
 
     kind = call.plugin.kind
     request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
@@ -76,7 +76,7 @@ def fix_node_resource(call: Call[R]) -> NodeInfo | None:
 
 
 def get_nodes_resource_info(call: Call[R]) -> NodesInfo:
-    records = call.store.get_many(requests.bulk_nodenames(call.request))
+    records = call.store.get_many(envelope.bulk_nodenames(call.request))
     return {"node_resource_info_map": {node: record.to_json() for node, record in records.items()}}
 
 

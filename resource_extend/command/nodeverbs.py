@@ -13,8 +13,9 @@ only they load.
 
 from __future__ import annotations
 
-from resource_extend import errors, requests
-from resource_extend.command.verb import Call, LazyModule, Verb
+from resource_extend import envelope, errors
+from resource_extend.command.verb import Call, Table, Verb
+from resource_extend.plugin import LazyModule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,8 +23,8 @@ if TYPE_CHECKING:
 
     from resource_extend.command import deploy as plans
     from resource_extend.command import nodeupkeep as upkeep
-    from resource_extend.command.answers import BeforeAfter, NodeInfo, Remap
-    from resource_extend.command.verb import Plugin
+    from resource_extend.plugin import Plugin
+    from resource_extend.plugin.answers import BeforeAfter, NodeInfo, Remap
     from resource_extend.store.record import Record
 
     R = TypeVar("R", bound=Record)
@@ -37,7 +38,7 @@ else:
 
 
 def get_node_resource_info(call: Call[R]) -> NodeInfo | None:
-    from resource_extend.requests.nodeinfo import NodeWorkloads
+    from resource_extend.envelope.nodeinfo import NodeWorkloads
 
     request = NodeWorkloads.from_json(call.request, call.plugin.payloads)
     try:
@@ -66,7 +67,7 @@ def set_side(
 
 
 def set_node_resource_capacity(call: Call[R]) -> BeforeAfter[object]:
-    from resource_extend.requests.sides import SetCapacity  # each verb creates its own request classes only
+    from resource_extend.envelope.sides import SetCapacity  # each verb creates its own request classes only
 
     request = SetCapacity.from_json(call.request, call.plugin.payloads)
     kind = call.plugin.kind
@@ -74,7 +75,7 @@ def set_node_resource_capacity(call: Call[R]) -> BeforeAfter[object]:
 
 
 def set_node_resource_usage(call: Call[R]) -> BeforeAfter[object]:
-    from resource_extend.requests.sides import SetUsage
+    from resource_extend.envelope.sides import SetUsage
 
     request = SetUsage.from_json(call.request, call.plugin.payloads)
     kind = call.plugin.kind
@@ -82,7 +83,7 @@ def set_node_resource_usage(call: Call[R]) -> BeforeAfter[object]:
 
 
 def get_most_idle_node(call: Call[R]) -> object:
-    nodes = requests.nodenames(call.request)
+    nodes = envelope.nodenames(call.request)
     return call.plugin.kind.most_idle(nodes, lambda: call.store.get_many(nodes))
 
 
@@ -91,7 +92,7 @@ def calculate_remap(call: Call[R]) -> Remap:
     return {"engine_params_map": {}}
 
 
-def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
+def verb_table(plugin: Plugin[R]) -> Table[R]:
     """Every verb core calls, in the reference's order (what `verbs` lists and `--help` shows): the shared
     handlers above and in ``nodeupkeep``, the kind's own node verbs and the calculate verbs; ``nodeupkeep`` and
     the manifest's ``calculate`` (``LazyModule``s, so a node verb never imports the calculate verbs) are looked
@@ -100,7 +101,7 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
     # calculate verb loads its plugin's scheduling code before its call is read, with the code the start
     # preloads for it (build.py's verb_preloads).
     calculate, words = plugin.calculate, plugin.summaries
-    return (
+    verbs: tuple[Verb[R], ...] = (
         Verb(
             "get-metrics-description",
             "describe the metrics this plugin reports",
@@ -150,3 +151,4 @@ def verb_table(plugin: Plugin[R]) -> tuple[Verb[R], ...]:
         # Upstream core calls it, but it is left out of `verbs` (spec decision 1).
         Verb("calculate-remap", "no-op answer to core's remap (not advertised)", calculate_remap, advertised=False),
     )
+    return Table(plugin, verbs)

@@ -12,19 +12,17 @@ from __future__ import annotations
 from resource_extend import errors
 from resource_extend.errors import PluginError
 from resource_extend.storage.record import StorageRecord
-from resource_extend.storage.request import PAYLOADS
 from resource_extend.storage.scheduler.workloads import deploy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from resource_extend.capacity.answer import Limit
-    from resource_extend.command.answers import Plans, Replan
-    from resource_extend.config import Config
-    from resource_extend.requests.bounds import Bounds
-    from resource_extend.requests.plans import Deploy
-    from resource_extend.requests.realloc import Realloc
+    from resource_extend.capacity import Limit
+    from resource_extend.envelope.bounds import Bounds
+    from resource_extend.envelope.plans import Deploy
+    from resource_extend.envelope.realloc import Realloc
+    from resource_extend.plugin.answers import Plans, Replan
     from resource_extend.storage.workload import WorkloadResource
     from resource_extend.storage.workload_request import WorkloadRequest
 
@@ -41,16 +39,12 @@ def node_capacity(request: WorkloadRequest, bounds: Bounds) -> Callable[[Storage
     return DeployCount(request, bounds.max_deploy_count)
 
 
-def explainer(
-    request_doc: WireObject, config: Config, record: type[StorageRecord]
-) -> Callable[[StorageRecord], tuple[int, Limit]]:
+def explainer(request: WorkloadRequest, bounds: Bounds) -> Callable[[StorageRecord], tuple[int, Limit]]:
     """For ``explain``: a node's count for get-nodes-deploy-capacity's ``workload_resource``, with the
     limit that set it, from the scheduler the verb runs (bounded by the same max_deploy_count)."""
     from resource_extend.storage.scheduler.count import DeployCount
 
-    request = PAYLOADS.request(request_doc, "workload_resource")
-    bound = config.bounds.max_deploy_count
-    return DeployCount(request, bound).limit
+    return DeployCount(request, bounds.max_deploy_count).limit
 
 
 def commit_precheck(request: Deploy[WorkloadRequest], bounds: Bounds) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from resource_extend.plugin.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
 from resource_extend.storage.disk import Disk, Quota, disk_by_device
 from resource_extend.storage.record import NodeResource, StorageRecord
-from resource_extend.tools.diagnosis import ABOVE_CAPACITY, NEGATIVE, NO_CAPACITY, Finding, GoType
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,11 +6,10 @@ verb needs.
 
 from __future__ import annotations
 
-from resource_extend.command.nodeverbs import verb_table
-from resource_extend.command.verb import LazyModule, Plugin, Summaries
+from resource_extend.plugin import LazyModule, Plugin, Summaries
 from resource_extend.storage import node_verbs
+from resource_extend.storage.payloads import PAYLOADS
 from resource_extend.storage.record import StorageRecord
-from resource_extend.storage.request import PAYLOADS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +28,6 @@ PLUGIN: Plugin[StorageRecord] = Plugin(
     metrics=metrics,
     checks=checks,
     calculate=calculate_verbs,
-    table=verb_table,
     summaries=Summaries(
         add_node="register a node's volumes, storage and disks",
         set_capacity="change a node's capacity (absolute, delta or rollback)",

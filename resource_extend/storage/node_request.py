@@ -7,7 +7,7 @@ none of this.
 
 from __future__ import annotations
 
-from resource_extend import errors, requests
+from resource_extend import envelope, errors
 from resource_extend.errors import PluginError
 from resource_extend.formats.decoding import control_character
 from resource_extend.storage.disk import Disk
@@ -44,7 +44,7 @@ class NodeRequest(Fields):
     def parse(cls, req: dict[str, Any]) -> NodeRequest:
         """Read add-node's ``resource`` or set-*'s ``resource_request``; ``storage`` includes the volumes."""
         volumes: Volumes = {}
-        for text in requests.string_list(req, "volumes"):
+        for text in envelope.string_list(req, "volumes"):
             parts = text.split(":")
             if len(parts) != 2:
                 raise errors.InvalidVolume(
@@ -56,8 +56,8 @@ class NodeRequest(Fields):
             except PluginError as cause:
                 raise PluginError(f"volume {text!r}: size {parts[1]!r}: {cause}") from None
         storage = size_param(req, "storage") + volumes_total(volumes)
-        disks = [Disk.parse(text) for text in requests.string_list(req, "disks")]
-        rm_disks = requests.string(req, "rm-disks").split(",") if "rm-disks" in req else None
+        disks = [Disk.parse(text) for text in envelope.string_list(req, "disks")]
+        rm_disks = envelope.string(req, "rm-disks").split(",") if "rm-disks" in req else None
         present = frozenset(key for key in ("volumes", "storage", "disks") if key in req)
         return cls(volumes, storage, disks, rm_disks, present)
 

@@ -12,8 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from resource_extend.command.answers import MostIdle
-    from resource_extend.requests.sides import SetCapacity, SetUsage
+    from resource_extend.envelope.sides import SetCapacity, SetUsage
+    from resource_extend.plugin.answers import MostIdle
     from resource_extend.storage.node_request import NodeRequest
     from resource_extend.storage.record import NodeResourceJSON
     from resource_extend.storage.workload import WorkloadResource

@@ -6,7 +6,7 @@ this, nor imports the volume bindings it is made of.
 
 from __future__ import annotations
 
-from resource_extend import errors, requests
+from resource_extend import envelope, errors
 from resource_extend.errors import PluginError
 from resource_extend.storage.binding import (
     VolumeBinding,
@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from resource_extend.requests import JSONObject
+    from resource_extend.envelope import JSONObject
 
 _REQUEST_KEYS = ("volumes-request", "volume-request")
 _LIMIT_KEYS = ("volumes", "volume", "volume-limit", "volumes-limit")
@@ -80,7 +80,7 @@ class WorkloadRequest(Fields):
 
 def _first_non_empty(req: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
     for key in keys:
-        values = requests.string_list(req, key)
+        values = envelope.string_list(req, key)
         if values:
             return values
     return []
@@ -127,7 +127,7 @@ def new_workload(req: JSONObject, key: str) -> WorkloadRequest:
 
     A negative volume size is refused here (decision 14): only a realloc's change may shrink a volume.
     """
-    request = WorkloadRequest.parse(requests.obj(req, key) or {})
+    request = WorkloadRequest.parse(envelope.obj(req, key) or {})
     for binding in (*request.volumes_request, *request.volumes_limit):
         if binding.size < 0:
             raise PluginError(

@@ -312,7 +312,7 @@ class NodeStore(Generic[R]):
             ) from None
 
 
-# -- the bulk reads' plan of chunks (also the early read's, store/prefetch.py) -----------------------------------
+# -- the bulk reads' plan of chunks (also the early read's, command/prefetch.py) -----------------------------------
 
 
 def chunked(keys: Iterable[str]) -> list[list[str]]:

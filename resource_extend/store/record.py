@@ -1,6 +1,6 @@
 """``Record``: what the node store needs of a plugin's record class, and ``RecordJSON``, a record as stored.
 
-Types for the type checker only, like command/protocols.py (which names them in a plugin's manifest): at run
+Types for the type checker only, like plugin/protocols.py (which names them in a plugin's manifest): at run
 time a plugin's record class (``GpuRecord``, ``StorageRecord``) is one, structurally, and no call imports this
 module. Declared with the store, which uses them, so that the store names nothing of the command tree.
 """

@@ -16,9 +16,9 @@ import shlex
 import sys
 from typing import Any
 
-from resource_extend.command.verb import Plugin
 from resource_extend.errors import PluginError
-from resource_extend.tools.diagnosis import (
+from resource_extend.plugin import Plugin
+from resource_extend.plugin.diagnosis import (
     REMOVE,
     REWRITE,
     Finding,

@@ -17,9 +17,9 @@ import json
 import sys
 from typing import Any, Callable
 
-from resource_extend.capacity.answer import Limit
-from resource_extend.command.verb import Plugin
+from resource_extend.capacity import Limit
 from resource_extend.errors import PluginError
+from resource_extend.plugin import Plugin
 
 EXIT_OK, EXIT_FAILED = 0, 128
 
@@ -84,10 +84,10 @@ def _explain(
     validation.check(plugin.name, "get-nodes-deploy-capacity", "request", verb_doc, plugin.schemas)
     asked = _asked(doc, settings)
     if not nodes and doc.get("nodenames"):
-        from resource_extend import requests
+        from resource_extend import envelope
 
-        nodes = requests.nodenames(doc)
-    capacity_of = plugin.calculate.explainer(doc, settings, plugin.record)
+        nodes = envelope.nodenames(doc)
+    capacity_of = plugin.calculate.explainer(plugin.payloads.request(doc, "workload_resource"), bounds)
     _check_count(len(nodes), "named", bounds.max_nodes_per_call)
     kv = transport.open(settings.etcd)
     directory = NodeStore(kv, settings.etcd.prefix, plugin.name, plugin.record).key("")
@@ -104,7 +104,7 @@ def _asked(doc: dict[str, Any], settings: Any) -> int:
         return 1
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise PluginError(f"deploy_count {json.dumps(value)}: want a non-negative integer")
-    from resource_extend.requests import deploy_count
+    from resource_extend.envelope import deploy_count
 
     return deploy_count(doc, settings.bounds)
 

@@ -1,8 +1,9 @@
 """The ``rdma`` test plugin's manifest: NICs counted per model, the GPU plugin's shape.
 
-All of it: a record class with its words, this manifest, its schemas (GPU's, renamed: ``write_schemas``) and
-its vectors (``vectors.jsonl``). The tests register it (``plugins.register``) and serve it through the
-registry; it is not in ``plugins.SHIPPED``, so nothing builds or ships it.
+All of it: a record class with its words, one ``counted_plugin`` call (the GPU plugin's factory), its
+schemas (GPU's, renamed: ``write_schemas``) and its vectors (``vectors.jsonl``). The tests register it
+(``plugins.register``) and serve it through the registry; it is not in ``plugins.SHIPPED``, so nothing
+builds or ships it.
 """
 
 from __future__ import annotations
@@ -12,21 +13,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from resource_extend.command.nodeverbs import verb_table
-from resource_extend.command.verb import LazyModule, Plugin, Summaries
-from resource_extend.counted import node_verbs
-from resource_extend.counted.record import CountedRecord
-from resource_extend.counted.request import Payloads
 from resource_extend.formats.schemafiles import renamed
 from resource_extend.formats.validation import schema_dir
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from resource_extend.counted import calculate_verbs, checks, metrics
-else:
-    calculate_verbs = LazyModule("resource_extend.counted.calculate_verbs")
-    checks = LazyModule("resource_extend.counted.checks")
-    metrics = LazyModule("resource_extend.counted.metrics")
+from resource_extend.gpu.manifest import counted_plugin
+from resource_extend.gpu.record import CountedRecord
+from resource_extend.plugin import Summaries
 
 VECTORS = Path(__file__).resolve().parent / "vectors.jsonl"
 # Generated per test process (write_schemas): GPU's schema files with the plugin's name.
@@ -41,17 +32,10 @@ class RdmaRecord(CountedRecord):
     NOUN = "RDMA NIC"
 
 
-PLUGIN: Plugin[CountedRecord] = Plugin(
-    "rdma",
+PLUGIN = counted_plugin(
+    RdmaRecord,
     "RDMA NICs per model",
-    record=RdmaRecord,
-    payloads=Payloads(RdmaRecord),
-    kind=node_verbs,
-    metrics=metrics,
-    checks=checks,
-    calculate=calculate_verbs,
-    table=verb_table,
-    summaries=Summaries(
+    Summaries(
         add_node="register a node's RDMA NICs",
         set_capacity="change a node's capacity (absolute or delta)",
         most_idle="the least used of several nodes",

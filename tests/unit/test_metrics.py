@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.counted import metrics as gpu_metrics
-from resource_extend.counted.manifest import GpuRecord
 from resource_extend.errors import PluginError
 from resource_extend.formats import jsonio
 from resource_extend.formats.bigdocs import representatives
 from resource_extend.formats.validation import check
+from resource_extend.gpu import metrics as gpu_metrics
+from resource_extend.gpu.manifest import GpuRecord
 from resource_extend.metrics import metrics_nodes
 from resource_extend.storage import metrics as storage_metrics
 from resource_extend.storage.record import NodeResource, StorageRecord

@@ -5,8 +5,8 @@ loads this code nor creates these classes."""
 
 from __future__ import annotations
 
-from resource_extend.capacity import ratio
-from resource_extend.capacity.answer import Limit
+from resource_extend.capacity import Limit
+from resource_extend.goarith import ratio
 from resource_extend.storage.binding import need_schedule, total_size
 from resource_extend.storage.scheduler.classes import ClassifiedRequest
 from resource_extend.storage.scheduler.host import Host

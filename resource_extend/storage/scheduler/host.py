@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from resource_extend.capacity import trunc_div
+from resource_extend.goarith import trunc_div
 from resource_extend.storage.disk import ZERO, Disk, DiskIndex, Quota, disks_add, disks_sub
 
 TYPE_CHECKING = False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resource_extend.capacity.answer import Limit
+from resource_extend.capacity import Limit
 from resource_extend.storage.disk import Quota
 from resource_extend.storage.scheduler.host import charge, headroom, quota_of
 

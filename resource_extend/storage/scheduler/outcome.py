@@ -5,7 +5,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.capacity.answer import Limit
+    from resource_extend.capacity import Limit
     from resource_extend.storage.disk import Disk
 
 

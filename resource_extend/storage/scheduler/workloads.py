@@ -6,7 +6,7 @@ node and the request, and core applies the result. How many workloads fit (``cou
 from __future__ import annotations
 
 from resource_extend import errors
-from resource_extend.capacity import trunc_div
+from resource_extend.goarith import trunc_div
 from resource_extend.storage.binding import need_schedule
 from resource_extend.storage.disk import DiskIndex
 from resource_extend.storage.plan import VolumePlan, apply_plan

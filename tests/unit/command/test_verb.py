@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 import plugins as registry
-from resource_extend.command.verb import Plugin
-from resource_extend.counted.manifest import PLUGIN as GPU
-from resource_extend.counted.manifest import GpuRecord
+from resource_extend.command.nodeverbs import verb_table
+from resource_extend.gpu.manifest import PLUGIN as GPU
+from resource_extend.gpu.manifest import GpuRecord
+from resource_extend.plugin import Plugin
 from resource_extend.storage.manifest import PLUGIN as STORAGE
 from tests.support import ROOT
 from tests.support import storage_record as _storage
@@ -21,7 +22,7 @@ VECTORS = ROOT / "tests" / "vectors"
 
 @pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
 def test_every_verb_resolves_to_a_callable_handler(plugin: Plugin[Any]) -> None:
-    for verb in plugin.verbs:
+    for verb in verb_table(plugin).verbs:
         assert callable(verb.run), verb.name
 
 
@@ -31,8 +32,9 @@ def test_both_plugins_advertise_the_reference_verbs_in_order() -> None:
         for line in (VECTORS / "protocol.jsonl").read_text().splitlines()
         if json.loads(line)["id"] == "gpu/verbs/list"
     )
-    assert GPU.advertised() == STORAGE.advertised() == expected
-    assert "calculate-remap" in [v.name for v in GPU.verbs] and "calculate-remap" in [v.name for v in STORAGE.verbs]
+    gpu, storage = verb_table(GPU), verb_table(STORAGE)
+    assert gpu.advertised() == storage.advertised() == expected
+    assert "calculate-remap" in [v.name for v in gpu.verbs] and "calculate-remap" in [v.name for v in storage.verbs]
 
 
 @pytest.mark.parametrize("plugin", [registry.plugin(name) for name in registry.SHIPPED], ids=list(registry.SHIPPED))
@@ -51,7 +53,7 @@ def test_the_lazily_imported_modules_offer_what_the_table_names(plugin: Plugin[A
 
 def test_each_plugins_record_type_offers_problems() -> None:
     # A check of the whole store can go through the plugin's table: plugin.record.problems(record).
-    from resource_extend.counted.manifest import PLUGIN as GPU
+    from resource_extend.gpu.manifest import PLUGIN as GPU
     from resource_extend.storage.manifest import PLUGIN as STORAGE
 
     assert GPU.record.problems(GpuRecord({"a": 1}, {"a": 2}))

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resource_extend.counted import prodmap
 from resource_extend.errors import PluginError
 from resource_extend.formats import jsonio
+from resource_extend.gpu import prodmap
 from tests.support import ROOT
 
 

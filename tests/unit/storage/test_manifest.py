@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 
+from resource_extend.command.nodeverbs import verb_table
 from resource_extend.storage.manifest import PLUGIN
 
 
 def test_the_verb_table_matches_the_gpu_plugin() -> None:
-    from resource_extend.counted.manifest import PLUGIN as GPU
+    from resource_extend.gpu.manifest import PLUGIN as GPU
 
-    assert PLUGIN.advertised() == GPU.advertised()
-    assert "calculate-remap" not in PLUGIN.advertised() and PLUGIN.verb("calculate-remap") is not None
-    remap = PLUGIN.verb("calculate-remap")
+    table = verb_table(PLUGIN)
+    assert table.advertised() == verb_table(GPU).advertised()
+    assert "calculate-remap" not in table.advertised() and table.verb("calculate-remap") is not None
+    remap = table.verb("calculate-remap")
     assert remap is not None and json.dumps(remap.run(None)) == '{"engine_params_map": {}}'  # type: ignore[arg-type]

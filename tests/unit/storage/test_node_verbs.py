@@ -8,8 +8,8 @@ import pytest
 from resource_extend.errors import PluginError
 from resource_extend.storage.node_request import NodeRequest
 from resource_extend.storage.node_verbs import new_capacity
+from resource_extend.storage.payloads import storage_total, stored_form
 from resource_extend.storage.record import NodeResource
-from resource_extend.storage.request import storage_total, stored_form
 from tests.support import FOUR, VDA, VDB, TiB, capacity_of
 
 

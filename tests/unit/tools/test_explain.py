@@ -11,18 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resource_extend.capacity.answer import Limit, deploy_capacity_response
-from resource_extend.capacity.request import DeployCapacity
+from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.counted import calculate_verbs as gpu_verbs
-from resource_extend.counted import scheduler as gpu_scheduler
-from resource_extend.counted.manifest import GpuRecord
-from resource_extend.counted.request import Payloads as GpuPayloads
+from resource_extend.envelope.bounds import Bounds
+from resource_extend.envelope.capacity import DeployCapacity
 from resource_extend.errors import PluginError
-from resource_extend.requests.bounds import Bounds
+from resource_extend.gpu import calculate_verbs as gpu_verbs
+from resource_extend.gpu import scheduler as gpu_scheduler
+from resource_extend.gpu.manifest import GpuRecord
+from resource_extend.gpu.payloads import CountedPayloads
 from resource_extend.storage import calculate_verbs as storage_verbs
+from resource_extend.storage.payloads import PAYLOADS as STORAGE_PAYLOADS
 from resource_extend.storage.record import StorageRecord
-from resource_extend.storage.request import PAYLOADS as STORAGE_PAYLOADS
 from resource_extend.storage.scheduler import count as storage_count
 from resource_extend.tools import explain
 from tests.support import examples
@@ -38,7 +38,7 @@ def config(max_deploy_count: int = 1000) -> Config:
 def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], bound: int) -> dict[str, Any]:
     """get-nodes-deploy-capacity's answer for these records, as the verb computes it after its read."""
     if plugin == "gpu":
-        gpu = DeployCapacity.from_json(request, Bounds("test.yaml"), GpuPayloads(GpuRecord))
+        gpu = DeployCapacity.from_json(request, Bounds("test.yaml"), CountedPayloads(GpuRecord))
         return dict(
             deploy_capacity_response(
                 sorted(records.items()), lambda r: gpu_scheduler.node_deploy_capacity(r, gpu.request)
@@ -55,7 +55,10 @@ def verb_answer(plugin: str, request: dict[str, Any], records: dict[str, Any], b
 def rows_for(plugin: str, request: dict[str, Any], raw: dict[str, bytes | None], asked: int, bound: int) -> list[Any]:
     module: Any = gpu_verbs if plugin == "gpu" else storage_verbs
     record_type: Any = GpuRecord if plugin == "gpu" else StorageRecord
-    return explain.explain_records(raw, record_type, module.explainer(request, config(bound), record_type), asked)
+    payloads: Any = CountedPayloads(GpuRecord) if plugin == "gpu" else STORAGE_PAYLOADS
+    return explain.explain_records(
+        raw, record_type, module.explainer(payloads.request(request, "workload_resource"), config(bound).bounds), asked
+    )
 
 
 # -- generated nodes and requests ------------------------------------------------------------------------
