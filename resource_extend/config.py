@@ -13,8 +13,8 @@ from __future__ import annotations
 import posix  # os's C half: importing os (and stat, posixpath) costs a call ~6 M instructions
 import sys
 
-from resource_extend.envelope.bounds import KEYS as BOUND_KEYS
-from resource_extend.envelope.bounds import Bounds
+from resource_extend.bounds import KEYS as BOUND_KEYS
+from resource_extend.bounds import Bounds
 from resource_extend.errors import PluginError
 from resource_extend.store.etcd.endpoints import parse_endpoint
 

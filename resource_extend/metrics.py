@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from _json import encode_basestring
 
-from resource_extend import envelope
-from resource_extend.envelope import JSONObject
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TypedDict
+
+    from resource_extend.envelope import JSONObject
 
     class MetricDescription(TypedDict):
         name: str
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 def metrics_nodes(req: JSONObject) -> list[tuple[str, str]]:
     """(podname, nodename) pairs from ``{"nodes": [...]}`` or upstream core's one-node request."""
     if "nodes" not in req and isinstance(req.get("nodename"), str):
-        return [(envelope.string(req, "podname"), req["nodename"])]
+        return [(decoding.string(req, "podname"), req["nodename"])]
     raw = req.get("nodes")
     if raw is None:
         return []

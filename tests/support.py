@@ -20,9 +20,9 @@ import pytest
 from hypothesis import strategies as st
 
 import plugins as registry
+from resource_extend.bounds import Bounds
 from resource_extend.command.nodeverbs import verb_table
 from resource_extend.command.verb import Table
-from resource_extend.envelope.bounds import Bounds
 from resource_extend.errors import PluginError
 from resource_extend.formats import decoding
 from resource_extend.formats.decoding import INT64_MAX, INT64_MIN

@@ -45,7 +45,7 @@ its early read, the node verbs both plugins share (and the packages that hold th
     resource_extend.plugin
     resource_extend resource_extend.command resource_extend.formats resource_extend.store
     resource_extend.command.cli resource_extend.errors resource_extend.command.verb resource_extend.config
-    resource_extend.command.executable resource_extend.envelope.bounds
+    resource_extend.command.executable resource_extend.bounds
     resource_extend.formats.yamlsubset resource_extend.formats.jsonio resource_extend.formats.validation
     resource_extend.formats.schemaerror resource_extend.formats.decoding resource_extend.store.nodes
     resource_extend.command.prefetch resource_extend.envelope resource_extend.command.nodeverbs

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 import plugins
+from resource_extend.bounds import Bounds
 from resource_extend.command import cli
 from resource_extend.command.nodeverbs import verb_table
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.envelope.bounds import Bounds
 from resource_extend.plugin import Plugin
 from resource_extend_dev.conformance import Outcome, load_cases, store_verdict, verdict, write_config
 from resource_extend_dev.devetcd import DevEtcd

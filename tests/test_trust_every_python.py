@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import pytest
 
-from resource_extend.envelope.bounds import LIMITS
+from resource_extend.bounds import LIMITS
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
 from tests.faultproxy import FaultProxy, Rule

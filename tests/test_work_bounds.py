@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from resource_extend.envelope.bounds import LIMITS
+from resource_extend.bounds import LIMITS
 from resource_extend_dev.conformance import Outcome
 from resource_extend_dev.devetcd import DevEtcd
 from tests.support import PLUGINS, PluginDir, bindings, padded, products

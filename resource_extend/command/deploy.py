@@ -16,7 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, TypeVar
 
-    from resource_extend.envelope.bounds import Bounds
+    from resource_extend.bounds import Bounds
     from resource_extend.envelope.plans import Deploy
     from resource_extend.envelope.realloc import Realloc
     from resource_extend.store.record import Record

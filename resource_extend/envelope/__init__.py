@@ -16,14 +16,14 @@ request, so a call creates the classes of its own verb's family only (a class co
 from __future__ import annotations
 
 from resource_extend.errors import PluginError
-from resource_extend.formats.decoding import decimal_int64, strict_int
+from resource_extend.formats.decoding import obj, obj_list, strict_int, string, string_list
 
 # Not imported on the call path: typing exists for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, TypeVar
 
-    from resource_extend.envelope.bounds import Bounds
+    from resource_extend.bounds import Bounds
     from resource_extend.envelope.protocol import Payloads as Payloads
 
     JSONObject = dict[str, Any]
@@ -40,54 +40,6 @@ else:
 
 # The key core passes the workloads on a node under, to the verbs that reconcile or set usage from them.
 WORKLOADS = "workloads_resource"
-
-
-def string(req: JSONObject, key: str) -> str:
-    """The value when it is a JSON string, else ``""`` (numbers are not converted)."""
-    value = req.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def string_list(req: JSONObject, key: str) -> list[str]:
-    """The string elements of an array, in order; anything else reads as an empty list."""
-    value = req.get(key)
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, str)]
-
-
-def flag(req: JSONObject, key: str) -> bool:
-    """Absent is false, ``false`` is false, any other present value (even ``null`` or ``0``) is true."""
-    if key not in req:
-        return False
-    return req[key] is not False
-
-
-def integer(req: JSONObject, key: str) -> int:
-    """A number rounded half to even, a decimal string parsed, anything else 0."""
-    value = req.get(key)
-    if isinstance(value, bool) or value is None:
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return round(value) if value - value == 0 else 0  # finite: inf - inf and nan - nan are nan (no math import)
-    parsed = decimal_int64(value) if isinstance(value, str) else None
-    return 0 if parsed is None else parsed
-
-
-def obj(req: JSONObject, key: str) -> JSONObject | None:
-    """A shallow copy of the value when it is an object, else ``None`` (absent)."""
-    value = req.get(key)
-    return dict(value) if isinstance(value, dict) else None
-
-
-def obj_list(req: JSONObject, key: str) -> list[JSONObject] | None:
-    """The object elements of an array; ``None`` when the value is not an array."""
-    value = req.get(key)
-    if not isinstance(value, list):
-        return None
-    return [dict(item) for item in value if isinstance(item, dict)]
 
 
 def nodename(req: JSONObject) -> str:

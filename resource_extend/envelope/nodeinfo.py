@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from resource_extend.envelope import WORKLOADS, nodename, obj_list
+from resource_extend.envelope import WORKLOADS, nodename
+from resource_extend.formats.decoding import obj_list
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

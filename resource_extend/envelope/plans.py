@@ -9,8 +9,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Generic
 
+    from resource_extend.bounds import Bounds
     from resource_extend.envelope import JSONObject, Payloads, Q
-    from resource_extend.envelope.bounds import Bounds
 else:
     from resource_extend.typeshim import Generic
 

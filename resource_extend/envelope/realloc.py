@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from resource_extend.envelope import nodename, obj
+from resource_extend.envelope import nodename
+from resource_extend.formats.decoding import obj
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Generic
 
+    from resource_extend.bounds import Bounds
     from resource_extend.envelope import D, H, JSONObject, Payloads
-    from resource_extend.envelope.bounds import Bounds
 else:
     from resource_extend.typeshim import Generic
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from resource_extend.envelope import engine_info, nodename, obj
+from resource_extend.envelope import engine_info, nodename
+from resource_extend.formats.decoding import obj
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -3,7 +3,8 @@ of a record."""
 
 from __future__ import annotations
 
-from resource_extend.envelope import flag, nodename, workloads
+from resource_extend.envelope import nodename, workloads
+from resource_extend.formats.decoding import flag
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
-"""Go's decoding rules, written once: int64 bounds, decimal and float syntax, JSON type names, and reading
-stored and passed-back JSON objects field by field as Go decodes them into a struct.
+"""Go's decoding rules, written once: int64 bounds, decimal and float syntax, JSON type names, reading
+stored and passed-back JSON objects field by field as Go decodes them into a struct, and the lenient readers
+of request fields the reference's field helpers are (``string``, ``flag``, ``integer``, ``obj``, ...).
 
 Known keys must hold the declared type (``null`` reads as the zero value), unknown keys are ignored, and a
 mismatch is an error naming the field, so a corrupt record or resource fails loudly instead of reading as 0.
@@ -190,3 +191,57 @@ def str_list(values: list[Any], where: str) -> list[str]:
 
 def _mismatch(value: Any, where: str, expected: str) -> PluginError:
     return PluginError(f"json: cannot unmarshal {json_kind(value)} into {where} of type {expected}")
+
+
+# -- request fields, read as the reference's field helpers read them ---------------------------------------
+# Core and the reference agree on lenient readers for scalar fields (a ``nodename`` that is not a string is
+# "empty", any present non-false value of a flag is true); every plugin's payloads and the shared envelope
+# read their fields with these.
+
+
+def string(req: dict[str, Any], key: str) -> str:
+    """The value when it is a JSON string, else ``""`` (numbers are not converted)."""
+    value = req.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def string_list(req: dict[str, Any], key: str) -> list[str]:
+    """The string elements of an array, in order; anything else reads as an empty list."""
+    value = req.get(key)
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, str)]
+
+
+def flag(req: dict[str, Any], key: str) -> bool:
+    """Absent is false, ``false`` is false, any other present value (even ``null`` or ``0``) is true."""
+    if key not in req:
+        return False
+    return req[key] is not False
+
+
+def integer(req: dict[str, Any], key: str) -> int:
+    """A number rounded half to even, a decimal string parsed, anything else 0."""
+    value = req.get(key)
+    if isinstance(value, bool) or value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return round(value) if value - value == 0 else 0  # finite: inf - inf and nan - nan are nan (no math import)
+    parsed = decimal_int64(value) if isinstance(value, str) else None
+    return 0 if parsed is None else parsed
+
+
+def obj(req: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """A shallow copy of the value when it is an object, else ``None`` (absent)."""
+    value = req.get(key)
+    return dict(value) if isinstance(value, dict) else None
+
+
+def obj_list(req: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
+    """The object elements of an array; ``None`` when the value is not an array."""
+    value = req.get(key)
+    if not isinstance(value, list):
+        return None
+    return [dict(item) for item in value if isinstance(item, dict)]

@@ -11,9 +11,8 @@ set-node-resource-capacity's cards, which follow rules of their own (``cards``).
 
 from __future__ import annotations
 
-from resource_extend import envelope
 from resource_extend.errors import PluginError
-from resource_extend.formats import jsonio
+from resource_extend.formats import decoding, jsonio
 from resource_extend.gpu import prodmap
 from resource_extend.gpu.prodmap import MaybeMap, ProdMap
 from resource_extend.gpu.record import CountedRecord
@@ -74,8 +73,8 @@ def _reported(info: JSONObject, name: str) -> ProdMap:
 def _request_and_resource(doc: JSONObject) -> tuple[MaybeMap, MaybeMap]:
     """set-node-resource-*'s ``resource_request`` and ``resource``: both are read, and either may refuse the
     call, even when the first wins, as the reference reads them."""
-    request = _present(envelope.obj(doc, "resource_request"), "resource_request")
-    return request, _present(envelope.obj(doc, "resource"), "resource")
+    request = _present(decoding.obj(doc, "resource_request"), "resource_request")
+    return request, _present(decoding.obj(doc, "resource"), "resource")
 
 
 class KeepStored:
@@ -118,13 +117,13 @@ class CountedPayloads(Generic[C]):
     def capacity(self, doc: JSONObject, delta: bool, incr: bool) -> tuple[MaybeMap | KeepStored, MaybeMap]:
         """An absolute ``resource_request`` without ``prod_count_map`` keeps the stored cards (``KEEP``)."""
         request, resource = _request_and_resource(doc)
-        raw = envelope.obj(doc, "resource_request")
+        raw = decoding.obj(doc, "resource_request")
         if not delta and raw is not None and "prod_count_map" not in raw:
             return KEEP, resource
         return request, resource
 
     def request(self, doc: JSONObject, key: str) -> ProdMap:
-        return _cards(envelope.obj(doc, key), key, self.name)
+        return _cards(decoding.obj(doc, key), key, self.name)
 
     def change(self, value: JSONObject | None) -> MaybeMap:
         # A change may take cards away: its counts may be negative, only its products are checked.

@@ -14,8 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Protocol, TypeVar
 
+    from resource_extend.bounds import Bounds
     from resource_extend.capacity import Limit
-    from resource_extend.envelope.bounds import Bounds
     from resource_extend.envelope.plans import Deploy
     from resource_extend.envelope.realloc import Realloc
     from resource_extend.envelope.sides import SetCapacity, SetUsage

@@ -7,8 +7,9 @@ none of this.
 
 from __future__ import annotations
 
-from resource_extend import envelope, errors
+from resource_extend import errors
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
 from resource_extend.formats.decoding import control_character
 from resource_extend.storage.disk import Disk
 from resource_extend.storage.record import NodeResource
@@ -44,7 +45,7 @@ class NodeRequest(Fields):
     def parse(cls, req: dict[str, Any]) -> NodeRequest:
         """Read add-node's ``resource`` or set-*'s ``resource_request``; ``storage`` includes the volumes."""
         volumes: Volumes = {}
-        for text in envelope.string_list(req, "volumes"):
+        for text in decoding.string_list(req, "volumes"):
             parts = text.split(":")
             if len(parts) != 2:
                 raise errors.InvalidVolume(
@@ -56,8 +57,8 @@ class NodeRequest(Fields):
             except PluginError as cause:
                 raise PluginError(f"volume {text!r}: size {parts[1]!r}: {cause}") from None
         storage = size_param(req, "storage") + volumes_total(volumes)
-        disks = [Disk.parse(text) for text in envelope.string_list(req, "disks")]
-        rm_disks = envelope.string(req, "rm-disks").split(",") if "rm-disks" in req else None
+        disks = [Disk.parse(text) for text in decoding.string_list(req, "disks")]
+        rm_disks = decoding.string(req, "rm-disks").split(",") if "rm-disks" in req else None
         present = frozenset(key for key in ("volumes", "storage", "disks") if key in req)
         return cls(volumes, storage, disks, rm_disks, present)
 

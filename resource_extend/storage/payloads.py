@@ -12,7 +12,7 @@ call in stored form creates neither.
 
 from __future__ import annotations
 
-from resource_extend import envelope
+from resource_extend.formats import decoding
 from resource_extend.formats.decoding import strict_int
 from resource_extend.storage.record import NodeResource, StorageRecord
 
@@ -48,13 +48,13 @@ def stored_form(value: JSONObject | None, where: str) -> NodeResource:
 
 def resource_param(req: JSONObject, key: str) -> NodeResource | None:
     """A node resource in stored form (``resource``); absent or not an object is ``None``."""
-    value = envelope.obj(req, key)
+    value = decoding.obj(req, key)
     return None if value is None else NodeResource.from_json(value, key)
 
 
 def request_param(req: JSONObject, key: str) -> NodeRequest | None:
     """A node resource in request form (``resource_request``); present even when ``{}``."""
-    value = envelope.obj(req, key)
+    value = decoding.obj(req, key)
     if value is None:
         return None
     from resource_extend.storage.node_request import NodeRequest

@@ -6,8 +6,8 @@ operator wrote for the Go plugin mean the same thing here.
 
 from __future__ import annotations
 
-from resource_extend import envelope
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
 from resource_extend.formats.decoding import INT64_MAX, INT64_MIN, decimal_int64, parse_float64
 
 TYPE_CHECKING = False
@@ -37,7 +37,7 @@ def size_param(req: dict[str, Any], key: str) -> int:
         return 0
     if isinstance(value, str):
         return parse_size(value)
-    size = envelope.integer(req, key)
+    size = decoding.integer(req, key)
     # A JSON number past int64 is no size core could send (Go's int64); refuse it here, before it is
     # added to anything.
     if not INT64_MIN <= size <= INT64_MAX:

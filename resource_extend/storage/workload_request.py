@@ -6,8 +6,9 @@ this, nor imports the volume bindings it is made of.
 
 from __future__ import annotations
 
-from resource_extend import envelope, errors
+from resource_extend import errors
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
 from resource_extend.storage.binding import (
     VolumeBinding,
     parse_request_bindings,
@@ -80,7 +81,7 @@ class WorkloadRequest(Fields):
 
 def _first_non_empty(req: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
     for key in keys:
-        values = envelope.string_list(req, key)
+        values = decoding.string_list(req, key)
         if values:
             return values
     return []
@@ -127,7 +128,7 @@ def new_workload(req: JSONObject, key: str) -> WorkloadRequest:
 
     A negative volume size is refused here (decision 14): only a realloc's change may shrink a volume.
     """
-    request = WorkloadRequest.parse(envelope.obj(req, key) or {})
+    request = WorkloadRequest.parse(decoding.obj(req, key) or {})
     for binding in (*request.volumes_request, *request.volumes_limit):
         if binding.size < 0:
             raise PluginError(

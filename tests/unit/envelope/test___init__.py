@@ -6,24 +6,25 @@ import pytest
 
 from resource_extend import envelope
 from resource_extend.errors import PluginError
+from resource_extend.formats import decoding
 
 
 def test_string_does_not_convert_numbers() -> None:
-    assert envelope.string({"k": 5}, "k") == ""
-    assert envelope.string({"k": "v"}, "k") == "v"
+    assert decoding.string({"k": 5}, "k") == ""
+    assert decoding.string({"k": "v"}, "k") == "v"
 
 
 def test_string_list_drops_non_strings() -> None:
-    assert envelope.string_list({"k": ["a", 1, None, "b"]}, "k") == ["a", "b"]
-    assert envelope.string_list({"k": "a"}, "k") == []
+    assert decoding.string_list({"k": ["a", 1, None, "b"]}, "k") == ["a", "b"]
+    assert decoding.string_list({"k": "a"}, "k") == []
 
 
 @pytest.mark.parametrize(
     ("value", "expected"), [(True, True), (False, False), (None, True), (0, True), ("false", True)]
 )
 def test_flag_is_true_for_any_present_value_but_false(value: object, expected: bool) -> None:
-    assert envelope.flag({"k": value}, "k") is expected
-    assert envelope.flag({}, "k") is False
+    assert decoding.flag({"k": value}, "k") is expected
+    assert decoding.flag({}, "k") is False
 
 
 @pytest.mark.parametrize(
@@ -42,7 +43,7 @@ def test_flag_is_true_for_any_present_value_but_false(value: object, expected: b
     ],
 )
 def test_integer_rounds_half_to_even_and_parses_decimal_strings(value: object, expected: int) -> None:
-    assert envelope.integer({"k": value}, "k") == expected
+    assert decoding.integer({"k": value}, "k") == expected
 
 
 def test_nodename_must_be_a_non_empty_string() -> None:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from resource_extend.bounds import Bounds
 from resource_extend.capacity import Limit, deploy_capacity_response
 from resource_extend.config import Config, EtcdConfig
-from resource_extend.envelope.bounds import Bounds
 from resource_extend.envelope.capacity import DeployCapacity
 from resource_extend.errors import PluginError
 from resource_extend.gpu import calculate_verbs as gpu_verbs

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from resource_extend import config
-from resource_extend.envelope.bounds import KEYS, LIMITS, Bounds
+from resource_extend.bounds import KEYS, LIMITS, Bounds
 from resource_extend.errors import PluginError
 
 ETCD = {"etcd": {"machines": ["http://127.0.0.1:2379"]}}
