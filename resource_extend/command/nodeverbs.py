@@ -3,8 +3,8 @@
 The shared part is the protocol: the "already exists" check before add-node decodes its resources,
 ``null`` for a node without a record (get-node-resource-info and, decision 13, fix-node-resource), the
 shape of each answer, the get-metrics loop and calculate-remap's no-op. What a record holds is the kind's:
-each verb's request is parsed by the kind (its plugin's ``request`` module) into a value, once, before
-the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
+each verb's request is read into a value (``envelope``, with the plugin's ``payloads`` module), once,
+before the verb's logic runs, and the kind says the usage a node's workloads add up to and where it differs; a
 node's metric rows are the plugin's ``metrics`` module's. ``verb_table`` builds a plugin's whole table
 from its manifest. The verbs that keep a node's record rather than serve a workload (add-node, remove-node,
 set-node-resource-info, fix-node-resource, the many-node reads and metrics) are in ``nodeupkeep``, which

@@ -1,13 +1,13 @@
-"""Reading request fields the way the reference's field helpers do, and the request parts both plugins share.
+"""The request envelope: the parts of a request both plugins read alike, around each plugin's own payloads.
 
-Core and the reference agree on lenient readers for scalar fields (``nodename`` that is not a string is
-"empty", any present non-false value of a flag is true) and on strict decoding for resource objects.
-These helpers keep those rules in one place so every verb reads its request the same way. Each verb's
+The envelope's fields (``nodename``, ``nodenames``, ``deploy_count``, ``info``, the workloads) are read here
+with the lenient field readers of ``formats.decoding``, as the reference's field helpers read them, so every
+verb reads its request the same way. Each verb's
 request value is in a module of this package by verb family (``records``: add-node and
 set-node-resource-info; ``nodeinfo``: get-node-resource-info and fix-node-resource; ``sides``:
 set-node-resource-capacity and -usage; ``plans``: calculate-deploy; ``capacity``: get-nodes-deploy-capacity;
 ``realloc``: calculate-realloc), the envelope read once for every
-plugin; the plugin's own payloads are read by the ``Payloads`` object its manifest gives (its ``request``
+plugin; the plugin's own payloads are read by the ``Payloads`` object its manifest gives (its ``payloads``
 module's), so a plugin never subclasses these. A handler imports its family's module where it reads its
 request, so a call creates the classes of its own verb's family only (a class costs a call as much as
 ~4 KB of code to load, whatever its size).

@@ -1,7 +1,7 @@
 """``Payloads``: how one plugin reads its own payloads, the object each verb's request value is given.
 
-Types only, like protocols.py: the protocol is read by the type checker (a plugin's ``request`` module has one,
-``PAYLOADS``, which its manifest names), and no call imports this module, so everything here is under
+Types only, like protocols.py: the protocol is read by the type checker (a plugin's ``payloads`` module has the
+class, and its manifest names the instance), and no call imports this module, so everything here is under
 ``if TYPE_CHECKING:``.
 """
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     class Payloads(Protocol[R_co, W_co, N_co, P_co, Q, D, H]):
         """How one plugin reads its own payloads: the object every verb's request value (``envelope.records``
         and the other family modules) is given, as the reference decodes the envelope in plugincmd and the
-        payload in ``types.X.Parse``. A plugin's ``request`` module has one (``PAYLOADS``); its manifest
-        names it, and mypy refuses one that lacks a reader or reads into the wrong type."""
+        payload in ``types.X.Parse``. A plugin's ``payloads`` module has one (``CountedPayloads``,
+        ``StoragePayloads``); its manifest names it, and mypy refuses one that lacks a reader or reads into the wrong type."""
 
         # What the work of one workload is counted in (decision 18), named in a refusal: "products".
         ITEMS: str

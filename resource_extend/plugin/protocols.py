@@ -1,11 +1,8 @@
-"""What a plugin's manifest (``verb.Plugin``) names: its record class (``Record``, what the store needs of
-it, declared with the store in store/record.py), its kind (how its records reconcile and the node verbs it
-answers its own way), its metrics, checks and calculate modules. Types for the type checker only: at run
-time a plugin's record class and its ``node_verbs``, ``metrics``, ``checks`` and ``calculate_verbs``
-modules are these, structurally, and no call imports this module (nor unmarshals these declarations).
-
-Kept apart from ``nodeverbs`` (which builds the verb table from a manifest) so that ``verb`` can name them
-without an import cycle.
+"""What a plugin's manifest (``plugin.Plugin``) names: its record class (``Record``, what the store needs of
+it, declared with the store in store/record.py), its kind (how its records reconcile and change, and the
+answers' sides), its metrics, checks and calculate modules. Types for the type checker only: at run time a
+plugin's record class and its ``node_verbs``, ``metrics``, ``checks`` and ``calculate_verbs`` modules are
+these, structurally, and no call imports this module (nor unmarshals these declarations).
 """
 
 from __future__ import annotations
@@ -30,8 +27,8 @@ if TYPE_CHECKING:
 
     class Kind(Protocol[R, H]):
         """What one plugin's records hold, as the shared node verbs need it, and the node verbs it answers its
-        own way: the plugin's ``node_verbs`` module is its kind (its ``request`` module's ``Payloads`` parse
-        the requests). ``H`` is what a request's workloads parse into."""
+        own way: the plugin's ``node_verbs`` module is its kind (its ``payloads`` module reads the
+        requests' payloads). ``H`` is what a request's workloads parse into."""
 
         def reconcile(self, record: R, held: list[H]) -> tuple[R, list[str]]:
             """The record with its usage recomputed from ``held``, and where the stored usage differs."""
