@@ -30,7 +30,8 @@ if TYPE_CHECKING:
         """How one plugin reads its own payloads: the object every verb's request value (``envelope.records``
         and the other family modules) is given, as the reference decodes the envelope in plugincmd and the
         payload in ``types.X.Parse``. A plugin's ``payloads`` module has one (``CountedPayloads``,
-        ``StoragePayloads``); its manifest names it, and mypy refuses one that lacks a reader or reads into the wrong type."""
+        ``StoragePayloads``); its manifest names it, and mypy refuses one that lacks a reader or reads into
+        the wrong type."""
 
         # What the work of one workload is counted in (decision 18), named in a refusal: "products".
         ITEMS: str
