@@ -1,7 +1,10 @@
-"""No runtime import cycle among resource_extend/ and plugins/: imports at module level and inside functions
-count (a function-level import is a cycle that only waits for its call), imports under ``if TYPE_CHECKING:``
-do not (they never run). import-linter's contracts in pyproject.toml state the intended arrows; this walk
-catches any cycle they do not name."""
+"""No import cycle among resource_extend/ and plugins/, in two senses.
+
+At run time: imports at module level and inside functions count (a function-level import is a cycle that only
+waits for its call), imports under ``if TYPE_CHECKING:`` do not (they never run). And as a reader follows the
+arrows (issue 37): type-only imports count too, and so does a module named by a string (a ``LazyModule``, the
+registry's table, ``__import__``), since a string is an import that waits. import-linter's contracts in
+pyproject.toml state the intended arrows; this walk catches any cycle they do not name."""
 
 from __future__ import annotations
 
@@ -32,14 +35,20 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def imported(name: str, path: Path, known: set[str]) -> set[str]:
-    """The project's modules ``name`` imports at run time, each as the longest known module it names."""
+def imported(name: str, path: Path, known: set[str], every_arrow: bool = False) -> set[str]:
+    """The project's modules ``name`` imports at run time, each as the longest known module it names; with
+    ``every_arrow``, also those it imports for the type checker and those it names in a string."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = _type_checking_only(tree)
+    skipped = set() if every_arrow else _type_checking_only(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Constant) and every_arrow:
+            # A whole string that is a module's dotted name: LazyModule("..."), plugins.SHIPPED, __import__.
+            if isinstance(node.value, str) and node.value in known and node.value != name:
+                targets.add(node.value)
             continue
         if isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
@@ -101,13 +110,33 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def graph_of(root: Path) -> dict[str, set[str]]:
+def graph_of(root: Path, every_arrow: bool = False) -> dict[str, set[str]]:
     files = module_files(root)
-    return {name: imported(name, path, set(files)) for name, path in files.items()}
+    return {name: imported(name, path, set(files), every_arrow) for name, path in files.items()}
 
 
 def test_no_runtime_import_cycle_in_the_project() -> None:
     assert cycles(graph_of(ROOT)) == []
+
+
+def test_no_cycle_even_through_type_only_imports_and_modules_named_by_strings() -> None:
+    assert cycles(graph_of(ROOT, every_arrow=True)) == []
+
+
+def test_a_cycle_through_a_lazy_module_string_or_a_type_only_import_counts_as_an_arrow(tmp_path: Path) -> None:
+    package = tmp_path / "resource_extend"
+    package.mkdir()
+    (tmp_path / "plugins").mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text('from resource_extend import b\nlater = LazyModule("resource_extend.c")\n')
+    (package / "b.py").write_text('"""resource_extend.a is named in prose here, which is no arrow."""\n')
+    (package / "c.py").write_text("TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from resource_extend import a\n")
+    assert cycles(graph_of(tmp_path)) == []
+    assert cycles(graph_of(tmp_path, every_arrow=True)) == [["resource_extend.a", "resource_extend.c"]]
+    (package / "b.py").write_text('x = "resource_extend.a"\n')
+    assert cycles(graph_of(tmp_path, every_arrow=True)) == [
+        ["resource_extend.a", "resource_extend.b", "resource_extend.c"]
+    ]
 
 
 def test_a_cycle_through_a_function_level_import_is_found_and_a_type_checking_one_is_not(tmp_path: Path) -> None:

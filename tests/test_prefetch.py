@@ -48,9 +48,11 @@ class Sent:
 
 
 def seeded(etcd: DevEtcd, prefix: str, nodes: dict[str, dict[str, int]]) -> None:
+    # Put directly, each its own request: one store's client has one deadline for all its requests
+    # (etcd.total_timeout), which 303 writes on a loaded machine can outlast.
     _, store = gateway_store((etcd.url,), prefix)
     for node, capacity in nodes.items():
-        store.put(node, GpuRecord(capacity, {}))
+        etcd.put(store.key(node), GpuRecord(capacity, {}).encode().decode())
 
 
 def test_a_prefetched_read_is_the_verbs_read_and_is_not_sent_again(etcd: DevEtcd, prefix: str) -> None:

@@ -18,8 +18,10 @@ One job per module:
 - grpc.py: ``KV`` over the native gRPC API (``etcd.transport: grpc``, the grpc extra);
 - transport.py: ``open(config)``, the ``KV`` of the configured transport.
 
-Arrows point one way (tests/test_import_cycles.py): gateway -> gatewaybulk, greeting -> connection ->
-failing -> tls -> dial, each of them -> messages, kv, policy, retry. This package's ``__init__`` imports
-nothing: every call loads it (config.py parses endpoints), while only a call that uses the store loads a
-client, and only a grpc call loads grpc.
+Arrows point one way (pyproject.toml's layers contract; tests/unit/store/test_etcd_state_owner.py holds it to
+type-only imports too): gateway -> gatewaybulk, greeting -> connection -> failing -> tls -> dial, each of them
+-> messages, kv, policy, retry. Each module's state is its own: gatewaybulk, greeting and failing take what they
+need of ``GatewayKV`` as arguments and return what it keeps (docs/architecture.md, "The etcd client"). This
+package's ``__init__`` imports nothing: every call loads it (config.py parses endpoints), while only a call that
+uses the store loads a client, and only a grpc call loads grpc.
 """

@@ -17,9 +17,9 @@ from resource_extend.store.etcd.messages import BAD_REPLY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.store.etcd.connection import Connection
+    from resource_extend.config import EtcdConfig
     from resource_extend.store.etcd.endpoints import Endpoint
-    from resource_extend.store.etcd.gateway import GatewayKV
+    from resource_extend.store.etcd.policy import Policy
 
 
 class BadReply(ConnectionError):
@@ -57,71 +57,68 @@ def reason(exc: OSError, client_certificate: bool = False) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
 
-def why(kv: GatewayKV, exc: OSError) -> str:
-    return reason(exc, kv._config.client_certificate)
+def why(config: EtcdConfig, exc: OSError) -> str:
+    return reason(exc, config.client_certificate)
 
 
-def unreachable(kv: GatewayKV, endpoint: Endpoint, exc: OSError, failures: list[str]) -> errors.PluginError:
+def unreachable(config: EtcdConfig, endpoint: Endpoint, exc: OSError, failures: list[str]) -> errors.PluginError:
     """The error of a call whose only endpoint could not be connected to."""
-    failures.append(f"{endpoint.url}: {why(kv, exc)}")
+    failures.append(f"{endpoint.url}: {why(config, exc)}")
     return errors.StoreUnavailable(f"etcd unavailable: {summary(failures)}")
 
 
-def lost(kv: GatewayKV, conn: Connection, path: str, exc: OSError, failures: list[str], resend: bool) -> None:
-    """A request whose answer did not come: the next attempt goes elsewhere, unless it was a guarded write
-    etcd may have (``AmbiguousWrite``)."""
-    failures.append(f"{conn.endpoint.url}: {why(kv, exc)}")
-    give_up_on(kv, conn)
-    if not resend and conn.sent:
-        ambiguous(kv, conn, path, f"no answer: {why(kv, exc)}")
+# The functions below decide what follows a failed request on a connection to ``endpoint``. The connection is
+# the gateway's own: it closes it itself where they say so (``lost`` and ``garbled`` always, ``refused`` when
+# it returns), so that nothing here reaches into the client's state.
+
+
+def lost(
+    policy: Policy, config: EtcdConfig, endpoint: Endpoint, path: str, exc: OSError, failures: list[str], resend: bool
+) -> None:
+    """A request whose answer did not come, its connection given up: the next attempt goes elsewhere, unless it
+    was a guarded write etcd may have (``resend`` false: an ``AmbiguousWrite``). A guarded write that never
+    left (``Connection.sent``) may go again: the caller says so with ``resend``."""
+    failures.append(f"{endpoint.url}: {why(config, exc)}")
+    retry.rotate(policy, endpoint)
+    if not resend:
+        raise ambiguous_write(policy, endpoint, path, f"no answer: {why(config, exc)}")
 
 
 def garbled(
-    kv: GatewayKV, conn: Connection, path: str, exc: BaseException, data: bytes, failures: list[str], resend: bool
+    policy: Policy, endpoint: Endpoint, path: str, exc: BaseException, data: bytes, failures: list[str], resend: bool
 ) -> None:
-    """A 200 whose body is not the answer asked for: cut short or garbled on the way."""
+    """A 200 whose body is not the answer asked for, cut short or garbled on the way; its connection given up."""
     bad = f"bad reply: {unreadable(exc, data)}"
-    failures.append(f"{conn.endpoint.url}: {bad}")
-    give_up_on(kv, conn)
+    failures.append(f"{endpoint.url}: {bad}")
+    retry.rotate(policy, endpoint)
     if not resend:
-        ambiguous(kv, conn, path, bad)
+        raise ambiguous_write(policy, endpoint, path, bad)
 
 
 def refused(
-    kv: GatewayKV,
-    conn: Connection,
-    path: str,
-    answer: tuple[int, bytes],
-    failures: list[str],
-    resend: bool,
-    attempt: int,
+    policy: Policy, endpoint: Endpoint, path: str, answer: tuple[int, bytes], failures: list[str], resend: bool
 ) -> None:
     """An answer other than 200: returns when the request may go again (a member that lost its leader or
-    quorum), else raises."""
+    quorum: the caller gives its connection up and pauses, ``retry.pause``), else raises. A refusal that
+    raises leaves the connection as it is: the member answered cleanly, and a write's read-back may use it."""
     status, data = answer
     is_transient = transient(status, data)
     if not resend and (is_transient or not clean_error(data)):
-        ambiguous(kv, conn, path, f"HTTP {status}: {message(data)}")
+        raise ambiguous_write(policy, endpoint, path, f"HTTP {status}: {message(data)}")
     if not is_transient:
         if COMPACTED in message(data):
-            raise errors.HistoryCompacted(f"etcd {conn.endpoint.url}: {COMPACTED}")
-        raise errors.StoreUnavailable(f"etcd {conn.endpoint.url}{path}: {explain(status, message(data))}")
+            raise errors.HistoryCompacted(f"etcd {endpoint.url}: {COMPACTED}")
+        raise errors.StoreUnavailable(f"etcd {endpoint.url}{path}: {explain(status, message(data))}")
     # Another member, or this one after the election, can answer.
-    failures.append(f"{conn.endpoint.url}: HTTP {status}: {message(data)}")
-    give_up_on(kv, conn)
-    retry.pause(kv._policy, attempt)
+    failures.append(f"{endpoint.url}: HTTP {status}: {message(data)}")
+    retry.rotate(policy, endpoint)
 
 
-def ambiguous(kv: GatewayKV, conn: Connection, path: str, why: str) -> None:
-    """Report a guarded write that etcd may have applied; the store reads the key back, and has a
-    little time for it past the deadline (retry.py's grace)."""
-    retry.grace(kv._policy)
-    raise errors.AmbiguousWrite(f"etcd {conn.endpoint.url}{path}: {why}")
-
-
-def give_up_on(kv: GatewayKV, conn: Connection) -> None:
-    kv.close()
-    retry.rotate(kv._policy, conn.endpoint)
+def ambiguous_write(policy: Policy, endpoint: Endpoint, path: str, why: str) -> errors.AmbiguousWrite:
+    """The error of a guarded write that etcd may have applied; the store reads the key back, and has a
+    little time for it past the deadline (retry.py's grace, given here)."""
+    retry.grace(policy)
+    return errors.AmbiguousWrite(f"etcd {endpoint.url}{path}: {why}")
 
 
 def unreadable(exc: BaseException, data: bytes) -> str:

@@ -10,6 +10,11 @@ Deadlines, retries and endpoint order are policy.py's, shared with the gRPC clie
 This module holds what a successful single-key call runs, which every store call unmarshals; the rest
 is imported where it starts: reads of many keys and scans (gatewaybulk.py), auth and several endpoints
 (greeting.py), and whatever follows a failure (failing.py: retries, error wording, ambiguous writes).
+
+``GatewayKV`` alone owns its state: the kept connection, its auth token, the prefetched request and the
+revision seen. Those modules are functions of what it passes them (the policy, the config, a connection,
+the token, its request as a callable) and return what it then keeps; none of them imports this module,
+so the arrows point one way (pyproject.toml's layers contract).
 """
 
 from __future__ import annotations
@@ -100,12 +105,12 @@ class GatewayKV:
     def scan(self, prefix: str) -> list[Entry]:
         from resource_extend.store.etcd import gatewaybulk
 
-        return gatewaybulk.scan(self, prefix)
+        return gatewaybulk.scan(self._call, self._kept, self._policy, prefix)
 
     def reads(self, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
         from resource_extend.store.etcd import gatewaybulk
 
-        return gatewaybulk.reads(self, chunks)
+        return gatewaybulk.reads(self._call, self._kept, self.close, self._policy, chunks)
 
     def put(self, key: str, value: bytes) -> None:
         self._call("/v3/kv/put", {"key": base64text.encode(key.encode()), "value": base64text.encode(value)}, _answered)
@@ -174,6 +179,10 @@ class GatewayKV:
 
     # -- transport ----------------------------------------------------------------------------------
 
+    def _kept(self) -> tuple[Connection, str | None] | None:
+        """The kept connection (the last request's) and its auth token, for the bulk reads that follow up on it."""
+        return (self._conn, self._token) if self._conn is not None else None
+
     def _call(
         self, path: str, body: dict[str, Any], parse: Callable[[Any], T], read: bool = False, resend: bool = True
     ) -> T:
@@ -206,12 +215,14 @@ class GatewayKV:
                     from resource_extend.store.etcd import greeting
 
                     self._token = None  # an expired token: authenticate again
-                    self._token = greeting.authenticate(self, conn)
+                    self._token = greeting.authenticate(policy, self._config, conn)
                     status, data = conn.post(path, payload, self._token, policy.request_timeout())
             except OSError as exc:
                 from resource_extend.store.etcd import failing
 
-                failing.lost(self, conn, path, exc, failures, resend)
+                self.close()  # given up: the next attempt connects again, perhaps elsewhere
+                # A guarded write that never left may go again; once sent, failing says it is ambiguous.
+                failing.lost(policy, self._config, conn.endpoint, path, exc, failures, resend or not conn.sent)
                 continue
             if status == 200:
                 try:
@@ -219,11 +230,14 @@ class GatewayKV:
                 except BAD_REPLY as exc:
                     from resource_extend.store.etcd import failing
 
-                    failing.garbled(self, conn, path, exc, data, failures, resend)
+                    self.close()  # what else it carries cannot be trusted either
+                    failing.garbled(policy, conn.endpoint, path, exc, data, failures, resend)
                     continue
-            from resource_extend.store.etcd import failing
+            from resource_extend.store.etcd import failing, retry
 
-            failing.refused(self, conn, path, (status, data), failures, resend, attempt)  # returns to retry
+            failing.refused(policy, conn.endpoint, path, (status, data), failures, resend)  # returns to retry
+            self.close()
+            retry.pause(policy, attempt)
         from resource_extend.store.etcd import retry
 
         raise errors.StoreUnavailable(f"etcd unavailable: {retry.unavailable(policy, failures)}")
@@ -239,7 +253,9 @@ class GatewayKV:
         if len(endpoints) != 1 or self._config.username:
             from resource_extend.store.etcd import greeting
 
-            return greeting.connect(self, failures, read)
+            conn, token, early = greeting.connect(self._policy, self._config, failures, read)
+            self._conn, self._token = conn, token
+            return conn, early
         try:
             if self._unreachable is not None:  # prefetch's dial of this endpoint failed a moment ago
                 failed, self._unreachable = self._unreachable, None
@@ -248,7 +264,7 @@ class GatewayKV:
         except OSError as exc:
             from resource_extend.store.etcd import failing
 
-            raise failing.unreachable(self, endpoints[0], exc, failures) from None
+            raise failing.unreachable(self._config, endpoints[0], exc, failures) from None
         self._conn, self._token = conn, None
         return conn, None
 

@@ -2,8 +2,11 @@
 
 Imported when a bulk verb (get-metrics, get-nodes-deploy-capacity, get-nodes-resource-info of several
 nodes), doctor or explain reads, so a single-node call never loads this code; gateway.py's ``GatewayKV``
-hands these reads here. From a plain ``http://`` member, span reads and big scans go over etcd's gRPC API
-instead (h2/), and over the gateway whenever that fails.
+hands these reads here, with what they need of it as arguments: its request (``Call``: retries, endpoints,
+auth), its kept connection and token (``Kept``), its ``close`` and the call's ``Policy``. The connection
+stays the client's: this module sends on it and asks the client to close it, never replaces it. From a plain
+``http://`` member, span reads and big scans go over etcd's gRPC API instead (h2/), and over the gateway
+whenever that fails.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from resource_extend.store.etcd.messages import BAD_REPLY, RANGE, TXN, document,
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Generator
-    from typing import Any, Callable, TypeVar
+    from typing import Any, Callable, Protocol, TypeVar
 
     from resource_extend.store.etcd.connection import Connection
-    from resource_extend.store.etcd.gateway import GatewayKV
     from resource_extend.store.etcd.h2.client import Client
+    from resource_extend.store.etcd.policy import Policy
 
     # The connection, the streams of the span reads sent and not yet answered, and the reads not yet sent.
     H2Reads = tuple[Client, list[int], list[bytes]]
@@ -30,31 +33,44 @@ if TYPE_CHECKING:
     Encoder = Callable[[bytes], str]
     Decoder = Callable[[str], bytes]
 
+    class Call(Protocol):
+        """The client's request (``GatewayKV._call``): POST ``body`` to ``path`` on its connection, dialling,
+        authenticating and retrying as its policy says, and ``parse`` the answer's JSON."""
 
-def scan(kv: GatewayKV, prefix: str) -> list[Entry]:
+        def __call__(self, path: str, body: dict[str, Any], parse: Callable[[Any], T], read: bool = ...) -> T: ...
+
+    # The client's connection and its auth token as they are now, None when it has none open: the
+    # connection the last request went on, which the pipelined and h2 reads follow up on.
+    Kept = Callable[[], tuple[Connection, str | None] | None]
+
+
+def scan(call: Call, kept: Kept, policy: Policy, prefix: str) -> list[Entry]:
     key = prefix.encode()
     _, decode = base64text.for_many()  # a whole directory
     body = {"key": base64text.encode(key), "range_end": base64text.encode(prefix_end(key))}
     # Counted first (which connects, authenticates and fixes the revision), a directory of more than a few
     # records is read over h2 (see reads); the gateway reads it when that fails, or when it is small.
-    revision, count = kv._call(RANGE, {**body, "count_only": True}, _counted, read=True)
-    if count > FEW_KEYS and kv._conn is not None:
-        fast = _spans_over_h2(kv, kv._conn, [(key, prefix_end(key))], revision)
+    revision, count = call(RANGE, {**body, "count_only": True}, _counted, read=True)
+    conn, token = kept() or (None, None)
+    if count > FEW_KEYS and conn is not None:
+        fast = _spans_over_h2(policy, conn, token, [(key, prefix_end(key))], revision)
         if fast is not None:
             try:
-                records = _records_over_h2(kv, fast)
+                records = _records_over_h2(policy, fast)
             finally:
                 fast[0].close()
             if records is not None:
                 return [Entry(k.decode("utf-8", errors="replace"), value, mod) for k, value, mod in records]
-    return kv._call(RANGE, body, lambda doc: entries(doc, decode), read=True)
+    return call(RANGE, body, lambda doc: entries(doc, decode), read=True)
 
 
 def _counted(doc: Any) -> tuple[int, int]:
     return int(doc["header"]["revision"]), int(doc.get("count", 0))
 
 
-def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None], None, None]:
+def reads(
+    call: Call, kept: Kept, close: Callable[[], None], policy: Policy, chunks: list[list[str]]
+) -> Generator[list[Entry | None], None, None]:
     # chunks.py's plan. The counting goes the usual way (it may pick the endpoint and authenticate, and
     # it fixes the revision); the reads then go out together on its connection (HTTP/1.1 pipelining),
     # so etcd answers the next while the caller decodes the last: 1000 storage records take ~18 ms
@@ -64,14 +80,14 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
     if not chunks:
         return
     if _few(chunks):
-        yield kv._call(TXN, first_request(chunks), _aligned(chunks[0], base64text.decode), read=True)
+        yield call(TXN, first_request(chunks), _aligned(chunks[0], base64text.decode), read=True)
         return
     # More than a few keys (often hundreds) and their records: binascii pays for its import.
     encode, decode = base64text.for_many()
     revision, counts = 0, []
     for at in range(0, len(chunks), CHUNK_KEYS):  # one counting transaction up to 16384 keys
         counting = _counting(chunks[at : at + CHUNK_KEYS], revision, encode) if at else first_request(chunks)
-        revision, counted = kv._call(TXN, counting, _counts(len(counting["success"])), read=True)
+        revision, counted = call(TXN, counting, _counts(len(counting["success"])), read=True)
         counts += counted
     planned = [
         (RANGE, _span_read(keys, revision, encode), _from_span(keys, decode))
@@ -79,41 +95,45 @@ def reads(kv: GatewayKV, chunks: list[list[str]]) -> Generator[list[Entry | None
         else (TXN, _point_reads(keys, revision, encode), _aligned(keys, decode))
         for keys, count in zip(chunks, counts)
     ]
-    conn, left = kv._conn, 0
+    # The counting's connection, kept by the client: the reads below go out on it.
+    conn, token = kept() or (None, None)
+    left = 0
     # The span reads go over gRPC (h2/: etcd answers them ~4x faster than the gateway) when the member
     # is a plain http:// one; point reads, and whatever h2/ fails to read, go the gateway's way.
     spans = [span(keys) for keys, (path, _, _) in zip(chunks, planned) if path == RANGE]
-    fast = _spans_over_h2(kv, conn, spans, revision) if conn is not None else None
+    fast = _spans_over_h2(policy, conn, token, spans, revision) if conn is not None else None
     if conn is not None:
         rest = [(path, body) for path, body, _ in planned if fast is None or path != RANGE]
         payloads = [(path, jsonio.compact(body).encode()) for path, body in rest]
         try:
             if payloads:
-                conn.send(payloads, kv._token, kv._policy.request_timeout())
+                conn.send(payloads, token, policy.request_timeout())
             left = len(payloads)
         except OSError:
-            kv.close()
+            close()
     try:
         for (path, body, parse), keys in zip(planned, chunks):
             found = None
             if fast is not None and path == RANGE:
-                found = _over_h2(kv, fast, keys)
+                found = _over_h2(policy, fast, keys)
                 if found is None:  # h2 failed: no more of it, and the gateway's pipeline is dropped too, since
                     fast = None  # the reads left go one by one on a connection of its own
                     if left:
                         left = 0
-                        kv.close()
+                        close()
             elif left and conn is not None:
                 left -= 1
-                found = _pipelined(kv, conn, parse)
-                if found is None:
+                found = _pipelined(policy, conn, parse)
+                if found is None:  # the pipeline is broken: its connection goes, if the client still keeps it
                     left = 0
-            yield found if found is not None else kv._call(path, body, parse, read=True)
+                    if _kept_is(kept, conn):
+                        close()
+            yield found if found is not None else call(path, body, parse, read=True)
     finally:
         if fast is not None:
             fast[0].close()
         if left:  # a caller that stopped early: answers still due would be read as the next request's
-            kv.close()
+            close()
 
 
 def first_request(chunks: list[list[str]]) -> dict[str, Any]:
@@ -130,9 +150,12 @@ def _few(chunks: list[list[str]]) -> bool:
     return len(chunks) == 1 and len(chunks[0]) <= FEW_KEYS
 
 
-def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, bytes]], revision: int) -> H2Reads | None:
-    """An h2c connection to ``conn``'s member with the first reads of ``spans`` (key, range_end) sent on
-    it, or None: TLS (never h2c), no span, or no connection (the gateway reads them instead)."""
+def _spans_over_h2(
+    policy: Policy, conn: Connection, token: str | None, spans: list[tuple[bytes, bytes]], revision: int
+) -> H2Reads | None:
+    """An h2c connection to ``conn``'s member (authenticated by ``token``, the gateway's) with the first reads
+    of ``spans`` (key, range_end) sent on it, or None: TLS (never h2c), no span, or no connection (the
+    gateway reads them instead)."""
     if not spans or conn.endpoint.tls:
         return None
     from resource_extend.store.etcd.h2 import client as h2
@@ -140,8 +163,8 @@ def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, byt
 
     client = None
     try:
-        dial, timeout = kv._policy.dial_timeout(), kv._policy.request_timeout()  # before a socket is open
-        client = h2.Client(conn.endpoint, kv._token, dial)
+        dial, timeout = policy.dial_timeout(), policy.request_timeout()  # before a socket is open
+        client = h2.Client(conn.endpoint, token, dial)
         messages = [protobuf.range_request(key, end, revision) for key, end in spans]
         streams = client.send(protobuf.PATH, messages[:H2_AHEAD], timeout)
     except (OSError, ValueError):
@@ -157,43 +180,47 @@ def _spans_over_h2(kv: GatewayKV, conn: Connection, spans: list[tuple[bytes, byt
 H2_AHEAD = 4
 
 
-def _over_h2(kv: GatewayKV, fast: H2Reads, keys: list[str]) -> list[Entry | None] | None:
+def _over_h2(policy: Policy, fast: H2Reads, keys: list[str]) -> list[Entry | None] | None:
     """The entries of ``keys`` from the next span read's answer on h2, or None when it is not a readable one."""
-    records = _records_over_h2(kv, fast)
+    records = _records_over_h2(policy, fast)
     if records is None:
         return None
     found = {key: Entry(key.decode("utf-8", errors="replace"), value, mod) for key, value, mod in records}
     return [found.get(raw(key)) for key in keys]
 
 
-def _records_over_h2(kv: GatewayKV, fast: H2Reads) -> list[tuple[bytes, bytes, int]] | None:
+def _records_over_h2(policy: Policy, fast: H2Reads) -> list[tuple[bytes, bytes, int]] | None:
     """The next span read's records (key, value, mod_revision) on h2, or None (the connection closed) when
     its answer is not a readable one."""
     from resource_extend.store.etcd.h2 import protobuf
 
     client, streams, waiting = fast
     try:
-        data = client.answer(streams.pop(0), kv._policy.request_timeout())
+        data = client.answer(streams.pop(0), policy.request_timeout())
         if waiting:  # the next read goes out before this one is decoded
-            streams += client.send(protobuf.PATH, [waiting.pop(0)], kv._policy.request_timeout())
+            streams += client.send(protobuf.PATH, [waiting.pop(0)], policy.request_timeout())
         return protobuf.range_response(protobuf.unframe(data))[1]
     except (OSError, ValueError, KeyError, IndexError):
         client.close()
         return None
 
 
-def _pipelined(kv: GatewayKV, conn: Connection, parse: Callable[[Any], T]) -> T | None:
-    """The next pipelined answer, or None (the connection closed) when it is not a readable 200."""
+def _pipelined(policy: Policy, conn: Connection, parse: Callable[[Any], T]) -> T | None:
+    """The next pipelined answer, or None when it is not a readable 200 (the caller drops the connection)."""
     try:
-        conn.settimeout(kv._policy.request_timeout())
+        conn.settimeout(policy.request_timeout())
         status, data = conn.receive()
         if status == 200:
             return parse(document(data))
     except (OSError, *BAD_REPLY):
         pass
-    if conn is kv._conn:
-        kv.close()
     return None
+
+
+def _kept_is(kept: Kept, conn: Connection) -> bool:
+    """Whether the client still keeps ``conn`` (a request in between may have replaced it)."""
+    link = kept()
+    return link is not None and link[0] is conn
 
 
 def _pin(revision: int) -> dict[str, str]:

@@ -15,39 +15,36 @@ from resource_extend.store.etcd.race import Race, Unanswered
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from resource_extend.config import EtcdConfig
     from resource_extend.store.etcd.endpoints import Endpoint
-    from resource_extend.store.etcd.gateway import GatewayKV
+    from resource_extend.store.etcd.policy import Policy
 
     # A new connection, its auth token and, when it was sent while connecting, the answer to a read.
     Greeting = tuple[Connection, str | None, tuple[int, bytes] | None]
 
 
-def connect(
-    kv: GatewayKV, failures: list[str], read: tuple[str, bytes] | None
-) -> tuple[Connection, tuple[int, bytes] | None]:
-    """A new connection (kept by ``kv``, with its token) to the first endpoint that answers, and that
-    endpoint's answer to ``read`` when it was sent while connecting."""
-    policy = kv._policy
+def connect(policy: Policy, config: EtcdConfig, failures: list[str], read: tuple[str, bytes] | None) -> Greeting:
+    """A new connection to the first endpoint that answers, its auth token, and that endpoint's answer to
+    ``read`` when it was sent while connecting (the gateway keeps the connection and the token)."""
     endpoints = policy.endpoints
     if len(endpoints) == 1:
         endpoint = endpoints[0]
         try:
-            conn, token, _ = greet(kv, endpoint, None)
+            conn, token, _ = greet(policy, config, endpoint, None)
         except OSError as exc:
             from resource_extend.store.etcd import failing
 
-            raise failing.unreachable(kv, endpoint, exc, failures) from None
-        kv._conn, kv._token = conn, token
-        return conn, None
+            raise failing.unreachable(config, endpoint, exc, failures) from None
+        return conn, token, None
 
     def contact(endpoint: Endpoint) -> Greeting:
         """``greet`` as one of the race's attempts."""
         try:
-            return greet(kv, endpoint, read)
+            return greet(policy, config, endpoint, read)
         except OSError as exc:
             from resource_extend.store.etcd import failing
 
-            raise Unanswered(failing.why(kv, exc)) from None
+            raise Unanswered(failing.why(config, exc)) from None
 
     race = Race(policy, list(endpoints), contact, _release)
     found = race.run()
@@ -56,19 +53,16 @@ def connect(
         from resource_extend.store.etcd import retry
 
         raise errors.StoreUnavailable(f"etcd unavailable: {retry.unavailable(policy, failures)}")
-    conn, token, early = found
-    kv._conn, kv._token = conn, token
-    return conn, early
+    return found
 
 
-def greet(kv: GatewayKV, endpoint: Endpoint, read: tuple[str, bytes] | None) -> Greeting:
+def greet(policy: Policy, config: EtcdConfig, endpoint: Endpoint, read: tuple[str, bytes] | None) -> Greeting:
     """Connect to ``endpoint`` and get its first answer: the auth token when a user is configured,
     else ``read``'s reply, else (several endpoints racing) a status request's. The connection
     counts as answering only then: a port that accepts and never answers must lose the race."""
-    policy = kv._policy
-    conn = Connection.open(endpoint, kv._config, policy.dial_timeout())
+    conn = Connection.open(endpoint, config, policy.dial_timeout())
     try:
-        token = authenticate(kv, conn) if kv._config.username else None
+        token = authenticate(policy, config, conn) if config.username else None
         early = None
         if read is not None and token is None:
             early = conn.post(read[0], read[1], None, policy.request_timeout())
@@ -84,10 +78,11 @@ def greet(kv: GatewayKV, endpoint: Endpoint, read: tuple[str, bytes] | None) -> 
     return conn, token, early
 
 
-def authenticate(kv: GatewayKV, conn: Connection) -> str:
-    config = kv._config
+def authenticate(policy: Policy, config: EtcdConfig, conn: Connection) -> str:
+    """A new auth token for ``config``'s user, asked on ``conn`` (a first connection's, or again once the
+    token the gateway kept has expired)."""
     body = jsonio.compact({"name": config.username, "password": config.password}).encode()
-    status, data = conn.post("/v3/auth/authenticate", body, None, kv._policy.request_timeout())
+    status, data = conn.post("/v3/auth/authenticate", body, None, policy.request_timeout())
     if status != 200:
         from resource_extend.store.etcd import failing
 

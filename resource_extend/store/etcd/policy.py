@@ -26,18 +26,19 @@ READ_BACK_GRACE = 0.5
 class Policy:
     """One call's deadline and its endpoints, in the order the next connection tries them."""
 
-    __slots__ = ("_config", "deadline", "endpoints", "limit")
+    __slots__ = ("_config", "deadline", "endpoints", "limit", "total_timeout")
 
     def __init__(self, config: EtcdConfig) -> None:
         self._config = config
         self.endpoints = list(config.endpoints)
+        self.total_timeout = config.total_timeout  # the deadline's length, which retry.unavailable names
         self.deadline = 0.0
         self.limit = 0.0  # the deadline plus READ_BACK_GRACE: how far retry.grace may move it
 
     def start(self) -> None:
         # One deadline per process call: endpoints, retries and every byte read never add up past it.
         if not self.deadline:
-            self.deadline = time.monotonic() + self._config.total_timeout
+            self.deadline = time.monotonic() + self.total_timeout
             self.limit = self.deadline + READ_BACK_GRACE
 
     def left(self) -> float:

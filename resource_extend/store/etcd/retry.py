@@ -53,7 +53,7 @@ def unavailable(policy: Policy, failures: list[str]) -> str:
     parts = [f"{url}: {', then '.join(whys)}" for url, whys in said.items()]
     untried = [endpoint.url for endpoint in policy.endpoints if endpoint.url not in said]
     if untried and len(policy.endpoints) > 1:
-        total = policy._config.total_timeout
+        total = policy.total_timeout
         parts.append(f"{', '.join(untried)}: not tried, the call's etcd.total_timeout ({total:g} s) ran out first")
     return "; ".join(parts + loose) or "timed out"
 
