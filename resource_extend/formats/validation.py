@@ -161,8 +161,21 @@ def unknown_key_line(direction: str, exc: ValueError, key: str, definition: dict
     where = direction + name[4:] if name.startswith("data") else name
     known = [str(k) for k in definition.get("properties") or {}]
     line = f"{where}.{key} is an unknown key"
+    if not known:
+        return line + " (this object takes no keys)"
     near = nearest(key, known)
-    return line + (f"; did you mean {near}?" if near is not None else " (this object takes no keys)")
+    if near is not None and close(key, near):
+        return line + f"; did you mean {near}?"
+    # A guess far from what was written misleads more than it helps: name what this object reads instead.
+    shown = known if len(known) <= 8 else [*known[:8], "..."]
+    return line + f"; the keys read here: {', '.join(shown)}"
+
+
+def close(word: str, candidate: str) -> bool:
+    """Whether ``candidate`` is near enough to ``word`` to be what was meant: a few edits (a third of the
+    word, at least two), or one spelling contains the other (``node`` for ``nodename``)."""
+    a, b = word.lower(), candidate.lower()
+    return a in b or b in a or edits(a, b) <= max(2, len(a) // 3)
 
 
 def nearest(word: str, candidates: list[str]) -> str | None:

@@ -70,6 +70,12 @@ def test_nearest_takes_the_first_written_on_a_tie_and_none_of_nothing() -> None:
             "request.node is an unknown key; did you mean nodename?",
         ),
         (
+            "gpu",
+            "calculate-deploy",
+            {"nodename": "n1", "deploy_count": 1, "workload_resource_request": {}, "zone": "a"},
+            "request.zone is an unknown key; the keys read here: nodename, deploy_count, workload_resource_request",
+        ),
+        (
             "storage",
             "add-node",
             {"resource": {"disks": "/dev/vda:/:1:1:1:1"}},
