@@ -63,13 +63,15 @@ check: $(STAMP) ## the unit tests alone (no etcd, no build): the quick loop whil
 
 # One worker per core, each with its own etcd (the session fixture); --dist loadfile keeps a test file on one
 # worker, so its module fixtures (one gRPC build, the docs pages' shared store) are made once and run in order.
+# --no-loadscope-reorder hands the files out in collection order, which conftest.py starts with the longest.
+XDIST := -n auto --dist loadfile --no-loadscope-reorder
 test: build ## run the whole test suite (starts its own throwaway etcds, one per worker)
-	$(PY) -m pytest -q -n auto --dist loadfile
+	$(PY) -m pytest -q $(XDIST)
 
 # Every property with all the examples it names (make test runs a tenth: tests/support.py's examples), and the
 # fuzz test's 8,000 calls per plugin: before a change to a parser, a decoder or the scheduler. CI need not run it.
 test-deep: build ## the whole suite with deep hypothesis searches (many minutes)
-	RESOURCE_TESTS_DEEP=1 $(PY) -m pytest -q -n auto --dist loadfile
+	RESOURCE_TESTS_DEEP=1 $(PY) -m pytest -q $(XDIST)
 
 lint: $(STAMP) ## ruff check, ruff format --check, mypy --strict, import contracts
 	$(PY) -m ruff check .

@@ -30,6 +30,36 @@ settings.load_profile("deep" if DEEP else "ci" if os.environ.get("CI") else "dev
 
 _prefixes = itertools.count()
 
+# make test hands each worker whole files (--dist loadfile), in collection order (--no-loadscope-reorder: by
+# default pytest-xdist starts the files with the most tests, and the few long files, last in that order, left
+# one worker running a 20 s file alone at the end). So the longest files start first, longest first (their
+# share of a whole run, in seconds), and the many short ones fill in behind: a file missing here only runs
+# later, and one that grows long belongs here. The gRPC build the first one starts (grpc_build, 12 s) is
+# ready when the others that need it start.
+LONGEST_FIRST = [
+    "test_grpc_transport.py",  # 55, the gRPC build included
+    "test_fuzz_vectors.py",  # 40
+    "test_reliability.py",  # 60
+    "test_etcd_faults.py",  # 33
+    "test_trust_every_python.py",  # 26
+    "test_malformed_bytes.py",  # 22
+    "test_interpreters.py",  # 21
+    "test_docs.py",  # 20
+    "test_busybox_env.py",  # 20
+    "test_chaos.py",  # 19
+    "test_prefetch.py",  # 16
+    "test_wheel.py",  # 16
+    "test_work_bounds.py",  # 15
+]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of LONGEST_FIRST first, in its order; the rest after them as collected (a stable sort: the
+    tests of one file keep their order, which the docs pages' shared store needs)."""
+    tests = Path(__file__).parent
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(str(item.path.relative_to(tests)), len(rank)))
+
 
 @pytest.fixture(scope="session")
 def etcd() -> Iterator[DevEtcd]:

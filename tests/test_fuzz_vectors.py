@@ -18,6 +18,8 @@ and ``RESOURCE_FUZZ_EXAMPLES=20000`` explores more.
 from __future__ import annotations
 
 import base64
+import functools
+import http.client
 import json
 import os
 import subprocess
@@ -46,6 +48,7 @@ CASES = [c for c in load_cases(sorted(str(p) for p in VECTORS.glob("*.jsonl"))) 
 FALLBACK = {"nodename": "n1", "nodenames": ["n1"], "workload_resource": None, "deploy_count": 1}
 
 
+@functools.cache  # drawn from on every example: the same list each time, built once
 def seeds(plugin: str, verb: str) -> list[dict[str, Any]]:
     found = [c for c in CASES if c["plugin"] == plugin and c["verb"] == verb]
     return found or [{"plugin": plugin, "verb": verb, "store": {}, "request": FALLBACK}]
@@ -163,31 +166,80 @@ def calls(draw: st.DrawFn, plugin: str, verbs: list[str]) -> tuple[str, dict[str
 
 
 # -- the store, seen whole ----------------------------------------------------------------------------
+# The harness's own etcd requests (a seed when the keyspace is not already the example's store, the keyspace
+# after a refusal) go over one kept-alive connection (DevEtcd.call opens one per request), and a seed is one
+# transaction (one sync, not one per key), so they cost a fraction of the call they check.
 
 
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def keyspace(etcd: DevEtcd) -> tuple[int, dict[str, tuple[str, str]]]:
+_PREFIX_END = PREFIX[:-1] + chr(ord(PREFIX[-1]) + 1)
+_kept: dict[str, http.client.HTTPConnection] = {}
+Keyspace = tuple[int, dict[str, tuple[str, str]]]  # the store revision, and each key's value and mod revision
+
+
+def gateway(etcd: DevEtcd, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``etcd.call`` over one connection kept alive for the module (``fuzz_etcd`` closes it)."""
+    connection = _kept.get(etcd.url)
+    if connection is None:
+        connection = _kept[etcd.url] = http.client.HTTPConnection("127.0.0.1", etcd.port, timeout=10)
+    connection.request("POST", path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    reply = connection.getresponse()
+    data = reply.read()
+    assert reply.status == 200, (path, reply.status, data[:500])
+    doc: dict[str, Any] = json.loads(data or b"{}")
+    return doc
+
+
+def keyspace(etcd: DevEtcd) -> Keyspace:
     """The store revision and every key's value and mod revision (this etcd serves only this file)."""
-    reply = etcd.call("/v3/kv/range", {"key": _b64("\0"), "range_end": _b64("\0")})
+    reply = gateway(etcd, "/v3/kv/range", {"key": _b64("\0"), "range_end": _b64("\0")})
     kvs = {
         base64.b64decode(kv["key"]).decode(): (kv.get("value", ""), kv["mod_revision"]) for kv in reply.get("kvs") or []
     }
     return int(reply["header"]["revision"]), kvs
 
 
-def reseed(etcd: DevEtcd, plugin: str, store: dict[str, Any]) -> None:
-    etcd.call("/v3/kv/deleterange", {"key": _b64(PREFIX), "range_end": _b64(PREFIX[:-1] + chr(ord(PREFIX[-1]) + 1))})
-    for node, record in store.items():
-        etcd.put(f"{PREFIX}/resource/{plugin}/{node}", json.dumps(record))
+class Seeder:
+    """Makes everything under PREFIX exactly a vector's store (what its call starts from) and says what the
+    whole keyspace then is: one transaction deletes the keys the store lacks and puts the records that differ,
+    and the keyspace after it follows from its answer. What a refused call left (checked equal to what it
+    started from) is the next example's start, so only an answered call's aftermath is read again."""
+
+    def __init__(self, etcd: DevEtcd, plugin: str) -> None:
+        self.etcd, self.plugin = etcd, plugin
+        self.known: Keyspace | None = None
+
+    def seed(self, store: dict[str, Any]) -> Keyspace:
+        now, self.known = self.known or keyspace(self.etcd), None
+        wanted = {f"{PREFIX}/resource/{self.plugin}/{node}": _b64(json.dumps(record)) for node, record in store.items()}
+        held = {key: value for key, (value, _) in now[1].items() if PREFIX <= key < _PREFIX_END}
+        gone = [key for key in held if key not in wanted]
+        put = {key: value for key, value in wanted.items() if held.get(key) != value}
+        if not gone and not put:
+            return now
+        ops: list[dict[str, Any]] = [{"request_delete_range": {"key": _b64(key)}} for key in gone]
+        ops += [{"request_put": {"key": _b64(key), "value": value}} for key, value in put.items()]
+        revision = int(gateway(self.etcd, "/v3/kv/txn", {"success": ops})["header"]["revision"])
+        assert revision == now[0] + 1, (revision, now[0])  # nothing else wrote in between
+        kvs = {key: held_kv for key, held_kv in now[1].items() if key not in gone}
+        kvs.update({key: (value, str(revision)) for key, value in put.items()})
+        return revision, kvs
+
+    def unchanged(self, before: Keyspace) -> None:
+        """A refused call left the keyspace as it was: the next example starts from it."""
+        self.known = before
 
 
 @pytest.fixture(scope="module")
 def fuzz_etcd() -> Iterator[DevEtcd]:
     with DevEtcd() as server:
         yield server
+        kept = _kept.pop(server.url, None)
+        if kept is not None:
+            kept.close()
 
 
 @pytest.fixture(scope="module")
@@ -223,9 +275,19 @@ def outcome_kind(status: int, stderr: bytes) -> str:
     return "refused by the schema" if b"does not match the schema" in stderr else "refused by the verb"
 
 
-def configure(work: Path, etcd: DevEtcd, plugin: str, extra: dict[str, Any]) -> str:
-    write_config(str(work), plugin, etcd.url, PREFIX, extra or None)
-    return str(work / f"{plugin}.yaml")
+def configurer(work: Path, etcd: DevEtcd, plugin: str) -> Callable[[dict[str, Any]], str]:
+    """``configure(extra)`` writes the plugin's yaml with ``extra`` (a vector's config) and returns its path; it
+    writes only when ``extra`` differs from the last it wrote (most vectors have none): each test makes its own."""
+    written: list[str] = []
+
+    def configure(extra: dict[str, Any]) -> str:
+        wanted = json.dumps(extra, sort_keys=True)
+        if written != [wanted]:
+            write_config(str(work), plugin, etcd.url, PREFIX, extra or None)
+            written[:] = [wanted]
+        return str(work / f"{plugin}.yaml")
+
+    return configure
 
 
 def served_cleanly(plugin: str, examples: int, serve: Callable[[st.DataObject], tuple[int, bytes]]) -> Counter[str]:
@@ -251,17 +313,19 @@ def served_cleanly(plugin: str, examples: int, serve: Callable[[st.DataObject], 
 @pytest.mark.parametrize("plugin", PLUGINS)
 def test_mutated_vector_requests_served_in_process_answer_cleanly(plugin: str, fuzz_etcd: DevEtcd, work: Path) -> None:
     table = TABLES[plugin]
+    configure, seeder = configurer(work, fuzz_etcd, plugin), Seeder(fuzz_etcd, plugin)
 
     def serve(data: st.DataObject) -> tuple[int, bytes]:
         verb_name, store, stdin, extra = data.draw(calls(plugin, [v.name for v in table.verbs]))
         verb = table.verb(verb_name)
         assert verb is not None
-        reseed(fuzz_etcd, plugin, store)
-        config_path = configure(work, fuzz_etcd, plugin, extra)
-        before = keyspace(fuzz_etcd)
+        config_path = configure(extra)
+        before = seeder.seed(store)
         status, response, error = cli.answer(table.plugin, verb, config_path, lambda _limit: stdin)
         stderr = (error + "\n").encode("utf-8") if status else b""
         check_outcome(plugin, verb_name, status, response, stderr, fuzz_etcd, before)
+        if status:
+            seeder.unchanged(before)
         return status, stderr
 
     served = served_cleanly(plugin, IN_PROCESS_EXAMPLES, serve)
@@ -279,14 +343,16 @@ def test_mutated_vector_requests_through_the_executables_answer_cleanly(
     plugin: str, fuzz_etcd: DevEtcd, work: Path
 ) -> None:
     verbs = [*(v.name for v in TABLES[plugin].verbs), "name", "verbs"]
+    configure, seeder = configurer(work, fuzz_etcd, plugin), Seeder(fuzz_etcd, plugin)
 
     def serve(data: st.DataObject) -> tuple[int, bytes]:
         verb, store, stdin, extra = data.draw(calls(plugin, verbs))
-        reseed(fuzz_etcd, plugin, store)
-        configure(work, fuzz_etcd, plugin, extra)
-        before = keyspace(fuzz_etcd)
+        configure(extra)
+        before = seeder.seed(store)
         done = subprocess.run([executable(plugin), verb], input=stdin, cwd=work, capture_output=True, timeout=30)
         check_outcome(plugin, verb, done.returncode, done.stdout, done.stderr, fuzz_etcd, before)
+        if done.returncode:
+            seeder.unchanged(before)
         if verb in ("name", "verbs"):
             assert done.returncode == 0
         return done.returncode, done.stderr
