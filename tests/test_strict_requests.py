@@ -85,13 +85,6 @@ SIBLINGS: list[tuple[str, str, dict[str, Any], str, str]] = [
     ("gpu", "calculate-deploy", {"nodename": "n1", "deploy_cont": 2}, "request.deploy_cont", "deploy_count"),
     (
         "gpu",
-        "calculate-deploy",
-        {"nodename": "n1", "deploy_count": 1, "workload_resource_request": {"nvidia-3090": 1}},
-        "request.workload_resource_request.nvidia-3090",
-        "prod_count_map",
-    ),
-    (
-        "gpu",
         "calculate-realloc",
         {"nodename": "n1", "workload_resource_request": {"prod_count_maps": {}}},
         "request.workload_resource_request.prod_count_maps",
@@ -178,6 +171,19 @@ def test_an_unknown_key_is_refused_naming_its_path_and_the_nearest_key_read(
 ) -> None:
     plugin = plugin_dir(plugin_name, gpu, storage)
     refused(plugin, verb, request_, f"{path} is an unknown key; did you mean {near}?")
+
+
+def test_an_unknown_key_far_from_every_key_read_is_answered_with_the_keys_read(
+    gpu: PluginDir, storage: PluginDir
+) -> None:
+    # A model written where its map belongs: "did you mean prod_count_map?" would rename it; the keys read
+    # there say where it goes.
+    plugin = plugin_dir("gpu", gpu, storage)
+    request = {"nodename": "n1", "deploy_count": 1, "workload_resource_request": {"nvidia-3090": 1}}
+    line = refused(plugin, "calculate-deploy", request)
+    assert line.endswith(
+        "request.workload_resource_request.nvidia-3090 is an unknown key; the keys read here: prod_count_map"
+    ), line
 
 
 WRONG_TYPES: list[tuple[str, str, dict[str, Any], str]] = [
