@@ -43,11 +43,6 @@ class LazyModule:
     def __repr__(self) -> str:
         return f"LazyModule({self._name!r})"
 
-    @property
-    def module_name(self) -> str:
-        """The dotted name it stands for: the import-cycle test follows it as an arrow."""
-        return self._name
-
     def __getattr__(self, attribute: str) -> Any:
         import sys
 
