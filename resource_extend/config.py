@@ -15,8 +15,8 @@ import sys
 
 from resource_extend.bounds import KEYS as BOUND_KEYS
 from resource_extend.bounds import Bounds
+from resource_extend.endpoints import parse_endpoint
 from resource_extend.errors import PluginError
-from resource_extend.store.etcd.endpoints import parse_endpoint
 
 TYPE_CHECKING = False
 

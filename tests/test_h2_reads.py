@@ -249,7 +249,7 @@ def test_any_failure_of_the_h2_side_reads_the_spans_over_the_gateway(
 @pytest.mark.parametrize("h2_fault", ["garbage", "GOAWAY", "silence"], indirect=True)
 def test_the_h2_reader_raises_only_its_own_errors(h2_fault: H2FaultProxy) -> None:
     # What gatewaybulk.py catches to fall back: ValueError (h2.Failed is one) and OSError (a timeout is one).
-    from resource_extend.store.etcd.endpoints import parse_endpoint
+    from resource_extend.endpoints import parse_endpoint
     from resource_extend.store.etcd.h2 import protobuf as rangewire
 
     client = h2.Client(parse_endpoint(h2_fault.url), None, 1.0)
@@ -297,7 +297,7 @@ def test_the_h2_reader_takes_what_a_server_may_send_around_an_answer() -> None:
     # second stream's answer.
     from pyetcd.etcdrpc import rpc_pb2
 
-    from resource_extend.store.etcd.endpoints import parse_endpoint
+    from resource_extend.endpoints import parse_endpoint
     from resource_extend.store.etcd.h2 import protobuf as rangewire
 
     reply = rpc_pb2.RangeResponse()

@@ -58,7 +58,7 @@ the request of the verb that runs, read by its family's module (a call creates n
     resource_extend.envelope.nodeinfo resource_extend.envelope.sides resource_extend.envelope.plans
 etcd over its JSON gateway: endpoints (parsed by config), the KV protocol, the retry policy, the client, HTTP/1.1
 (the socket's half, and the bounded parser of its replies), base64 of its keys and values
-    resource_extend.store.etcd resource_extend.store.etcd.endpoints resource_extend.store.etcd.kv
+    resource_extend.store.etcd resource_extend.endpoints resource_extend.store.etcd.kv
     resource_extend.store.etcd.policy resource_extend.store.etcd.transport resource_extend.store.etcd.gateway
     resource_extend.store.etcd.messages resource_extend.store.etcd.connection resource_extend.store.etcd.dial
     resource_extend.store.etcd.base64text resource_extend.store.etcd.http1

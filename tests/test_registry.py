@@ -26,8 +26,8 @@ def test_looking_up_one_plugin_imports_no_other_plugins_code(name: str) -> None:
 @pytest.mark.parametrize("name", list(plugins.SHIPPED))
 def test_every_shipped_plugin_has_its_entry_script_and_schemas(name: str) -> None:
     # What the registry cannot hold: what pip and build.py find by file.
-    assert f'\nresource-{name} = "resource_extend.command.console:main"\n' in (ROOT / "pyproject.toml").read_text()
-    assert (ROOT / "plugins" / f"{name}.py").read_text().count(f'serve_named("{name}")') == 1
+    assert f'\nresource-{name} = "resource_extend.console:main"\n' in (ROOT / "pyproject.toml").read_text()
+    assert (ROOT / "plugins" / f"{name}.py").read_text().count(f'serve_named("{name}", plugin)') == 1
     assert (ROOT / "schemas" / name / "name.response.json").exists()
     assert plugins.plugin(name).name == name
 

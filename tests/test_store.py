@@ -445,7 +445,7 @@ SEED_GPU = {"capacity": {"prod_count_map": {"a": 1}}, "usage": {"prod_count_map"
      ("http://etcd", "http", "etcd", 2379)],
 )  # fmt: skip
 def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str, host: str, port: int) -> None:
-    from resource_extend.store.etcd.endpoints import parse_endpoint
+    from resource_extend.endpoints import parse_endpoint
 
     endpoint = parse_endpoint(url)
     assert (endpoint.scheme, endpoint.host, endpoint.port) == (scheme, host, port)
@@ -454,7 +454,7 @@ def test_endpoints_are_parsed_like_etcd_clients_read_them(url: str, scheme: str,
 # Decision 15: the scheme is required (it decides TLS), so a bare host:port is refused too.
 @pytest.mark.parametrize("url", ["ftp://x:1", "http://x:99999", "http://", "http://a b:1", "10.0.0.1:2380"])
 def test_malformed_endpoints_are_a_config_error(url: str) -> None:
-    from resource_extend.store.etcd.endpoints import parse_endpoint
+    from resource_extend.endpoints import parse_endpoint
 
     with pytest.raises(PluginError, match=r"etcd\.machines"):
         parse_endpoint(url)

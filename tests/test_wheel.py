@@ -70,7 +70,7 @@ def test_the_wheel_installs_one_package_of_its_own_name_and_no_dev_tools_or_dev_
     assert tops == {"resource_extend", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}, tops
     assert "resource_extend/_plugins/__init__.py" in names
     assert not [n for n in names if "resource_extend_dev" in n or n.startswith("tests/")]
-    assert "conformance" not in scripts and "resource-gpu = resource_extend.command.console:main" in scripts, scripts
+    assert "conformance" not in scripts and "resource-gpu = resource_extend.console:main" in scripts, scripts
     # What an index shows: classifiers and the project's addresses.
     assert "Classifier: Programming Language :: Python :: 3.13" in metadata
     assert "Project-URL: Homepage, https://github.com/projecteru2/resource-extend" in metadata

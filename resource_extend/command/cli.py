@@ -40,13 +40,12 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C ended
 
 
-def serve_named(name: str) -> NoReturn:
-    """What an executable runs: ``main`` over the plugin's manifest. A call as core makes it (the verb alone)
-    of a verb that reads its node first (``PREFETCHING``), or its nodes in bulk (``BULK_PREFETCHING``), parses
-    its request and sends that first read before the manifest is imported (``parsed``): the manifest's modules
-    and the verb's then load while etcd answers."""
-    from plugins import plugin
-
+def serve_named(name: str, plugin: Callable[[str], Plugin[Any]]) -> NoReturn:
+    """What an executable runs: ``main`` over the plugin's manifest, which ``plugin`` (the registry's lookup,
+    handed down by the entry module: the command tree never imports the registry) imports. A call as core makes
+    it (the verb alone) of a verb that reads its node first (``PREFETCHING``), or its nodes in bulk
+    (``BULK_PREFETCHING``), parses its request and sends that first read before the manifest is imported
+    (``parsed``): the manifest's modules and the verb's then load while etcd answers."""
     args = sys.argv[1:]
     early: Early | None = None
     # With stdout closed the first read is never sent: serve() fails the call before the store is touched.

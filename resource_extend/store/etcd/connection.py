@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from socket import socket
 
     from resource_extend.config import EtcdConfig
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
 
 
 # h2/client.py bounds a header block by this too.

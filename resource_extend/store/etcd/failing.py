@@ -18,7 +18,7 @@ from resource_extend.store.etcd.messages import BAD_REPLY
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from resource_extend.config import EtcdConfig
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
     from resource_extend.store.etcd.policy import Policy
 
 

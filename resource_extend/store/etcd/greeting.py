@@ -16,7 +16,7 @@ from resource_extend.store.etcd.race import Race, Unanswered
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from resource_extend.config import EtcdConfig
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
     from resource_extend.store.etcd.policy import Policy
 
     # A new connection, its auth token and, when it was sent while connecting, the answer to a read.

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from typing import Any, Callable
 
 from resource_extend.config import EtcdConfig
+from resource_extend.endpoints import Endpoint
 from resource_extend.errors import AmbiguousWrite, HistoryCompacted, PluginError, StoreUnavailable
 from resource_extend.store.etcd import retry
 from resource_extend.store.etcd.chunks import CHUNK_KEYS, FEW_KEYS, dense, prefix_end, raw, span
-from resource_extend.store.etcd.endpoints import Endpoint
 from resource_extend.store.etcd.http1 import MAX_REPLY
 from resource_extend.store.etcd.kv import COMPACTED, Entry, Snapshot, single
 from resource_extend.store.etcd.policy import REQUEST_ATTEMPTS, Policy

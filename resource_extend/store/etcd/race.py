@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Generic, TypeVar
 
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
     from resource_extend.store.etcd.policy import Policy
 
     T = TypeVar("T")

@@ -12,7 +12,7 @@ from resource_extend.store.etcd.policy import READ_BACK_GRACE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
     from resource_extend.store.etcd.policy import Policy
 
 

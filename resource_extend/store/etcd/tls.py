@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from resource_extend.config import EtcdConfig
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
 
 
 def connect(host: str | bytes, endpoint: Endpoint, config: EtcdConfig, timeout: float) -> socket.socket:

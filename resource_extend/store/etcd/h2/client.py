@@ -25,7 +25,7 @@ from resource_extend.store.etcd.http1 import MAX_HEAD, MAX_REPLY
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from resource_extend.store.etcd.endpoints import Endpoint
+    from resource_extend.endpoints import Endpoint
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 # What this client accepts: frames of HTTP/2's default size (16 KiB, SETTINGS_MAX_FRAME_SIZE left as is),

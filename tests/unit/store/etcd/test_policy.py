@@ -13,9 +13,9 @@ from collections.abc import Callable
 import pytest
 
 from resource_extend.config import EtcdConfig
+from resource_extend.endpoints import Endpoint
 from resource_extend.errors import PluginError, StoreUnavailable
 from resource_extend.store.etcd import retry
-from resource_extend.store.etcd.endpoints import Endpoint
 from resource_extend.store.etcd.policy import Policy
 from resource_extend.store.etcd.race import Race, Unanswered
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from resource_extend.config import EtcdConfig
-from resource_extend.store.etcd.endpoints import Endpoint
+from resource_extend.endpoints import Endpoint
 from resource_extend.store.etcd.policy import Policy
 from resource_extend.store.etcd.race import STAGGER, Race
 

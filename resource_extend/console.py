@@ -3,7 +3,8 @@
 One entry for every plugin, named by the script's own name (``resource-<plugin>``), so that pyproject.toml
 lists no plugin the registry does not. The registry is ``plugins/`` in a checkout; a wheel installs it as
 ``resource_extend._plugins`` (setup.py), since a top-level package named ``plugins`` would collide with
-other projects'. The executables never run this: build.py starts them from ``plugins/<name>.py``.
+other projects'. The executables never run this: build.py starts them from ``plugins/<name>.py``. Like those
+entry modules, it stands above the registry and the command tree, and hands the registry's lookup down.
 """
 
 from __future__ import annotations
@@ -23,4 +24,4 @@ def main() -> None:
         sys.exit(2)
     from resource_extend.command.cli import serve_named
 
-    serve_named(name)
+    serve_named(name, registry.plugin)

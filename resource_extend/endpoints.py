@@ -8,7 +8,7 @@ from __future__ import annotations
 from resource_extend.errors import PluginError
 
 # http(s)://host[:port][/]: the scheme decides TLS, so it is required (decision 15). The grammar, as the
-# regular expression tests/unit/store/etcd/test_endpoints.py holds parse_endpoint to (``re`` itself is not
+# regular expression tests/unit/test_endpoints.py holds parse_endpoint to (``re`` itself is not
 # imported on a call):
 #   ([Hh][Tt][Tt][Pp][Ss]?)://(\[[0-9A-Fa-f:.]+\]|[^/:\[\]\s@?#]+)(?::([0-9]{1,5}))?/?\Z
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:.")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from resource_extend.endpoints import parse_endpoint
 from resource_extend.errors import PluginError
-from resource_extend.store.etcd.endpoints import parse_endpoint
 
 GRAMMAR = re.compile(
     r"(?P<scheme>[Hh][Tt][Tt][Pp][Ss]?)://(?P<host>\[[0-9A-Fa-f:.]+\]|[^/:\[\]\s@?#]+)(?::(?P<port>[0-9]{1,5}))?/?\Z"
