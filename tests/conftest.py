@@ -58,7 +58,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests of one file keep their order, which the docs pages' shared store needs)."""
     tests = Path(__file__).parent
     rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(str(item.path.relative_to(tests)), len(rank)))
+
+    def place(item: pytest.Item) -> int:
+        # A test collected from outside tests/ (a path given on the command line, doctests) goes with the rest.
+        return rank.get(str(item.path.relative_to(tests)), len(rank)) if item.path.is_relative_to(tests) else len(rank)
+
+    items.sort(key=place)
 
 
 @pytest.fixture(scope="session")

@@ -307,7 +307,7 @@ def capacity_of(record: StorageRecord) -> NodeResource:
     return record.capacity
 
 
-# -- request values against the reading they replaced (tests/unit/<plugin>/test_request.py) ---------------
+# -- request values against the reading they replaced (tests/unit/<plugin>/test_payloads.py) ---------------
 
 
 def DeployLimits(path: str, max_deploy_count: int = 10) -> Bounds:

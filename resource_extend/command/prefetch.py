@@ -65,7 +65,7 @@ def send(config: Config, plugin: str, verb: str, request: object) -> KV | None:
 
 
 def _send_bulk(config: Config, plugin: str, verb: str, request: dict[str, Any]) -> KV | None:
-    """``send`` of a bulk verb (``verb.BULK_PREFETCHING``): the first request of the read of the nodes the
+    """``send`` of a bulk verb (``BULK_PREFETCHING``): the first request of the read of the nodes the
     request names, sent on a new etcd client, which is returned; None when it names none."""
     try:  # the names as the verb reads them; what it refuses, it refuses itself, with its own words
         if verb == "get-metrics":

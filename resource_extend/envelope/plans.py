@@ -1,5 +1,5 @@
-"""calculate-deploy's request. get-nodes-deploy-capacity's and calculate-realloc's are in ``params.capacity``
-and ``params.realloc``: a call creates no other verb's request classes."""
+"""calculate-deploy's request. get-nodes-deploy-capacity's and calculate-realloc's are in ``envelope.capacity``
+and ``envelope.realloc``: a call creates no other verb's request classes."""
 
 from __future__ import annotations
 

@@ -163,19 +163,27 @@ def unknown_key_line(direction: str, exc: ValueError, key: str, definition: dict
     line = f"{where}.{key} is an unknown key"
     if not known:
         return line + " (this object takes no keys)"
-    near = nearest(key, known)
-    if near is not None and close(key, near):
+    near = meant(key, known)
+    if near is not None:
         return line + f"; did you mean {near}?"
     # A guess far from what was written misleads more than it helps: name what this object reads instead.
     shown = known if len(known) <= 8 else [*known[:8], "..."]
     return line + f"; the keys read here: {', '.join(shown)}"
 
 
-def close(word: str, candidate: str) -> bool:
-    """Whether ``candidate`` is near enough to ``word`` to be what was meant: a few edits (a third of the
-    word, at least two), or one spelling contains the other (``node`` for ``nodename``)."""
-    a, b = word.lower(), candidate.lower()
-    return a in b or b in a or edits(a, b) <= max(2, len(a) // 3)
+def meant(word: str, candidates: list[str]) -> str | None:
+    """The candidate ``word`` was likely meant to be, or None: the nearest, when it is a few edits away (a
+    third of the word, at least two), else the first that holds ``word`` or that ``word`` holds, when the
+    shorter is at least half the longer (``node`` for ``nodename``, ``prod_count`` for ``prod_count_map``;
+    not ``a`` or ``ode``)."""
+    near = nearest(word, candidates)
+    if near is not None and edits(word.lower(), near.lower()) <= max(2, len(word) // 3):
+        return near
+    for candidate in candidates:
+        short, long = sorted((word.lower(), candidate.lower()), key=len)
+        if short and short in long and 2 * len(short) >= len(long):
+            return candidate
+    return None
 
 
 def nearest(word: str, candidates: list[str]) -> str | None:

@@ -4,8 +4,8 @@ As the reference decodes a request into a struct before its logic runs, a handle
 then works on the value; the fields are read in the order, and refused with the messages, they always were.
 add-node's cards and get-node-resource-info's workloads are decoded later (``envelope.records.AddNode.record``,
 ``envelope.nodeinfo.NodeWorkloads.held``): the reference reads them only after the store has answered. The
-verbs' shapes are ``params``'s, shared with the storage plugin; what is a counted plugin's own is how it reads
-its count maps (``Payloads``, which names the plugin in its refusals: ``invalid gpu map``), and
+verbs' shapes are ``envelope``'s, shared with the storage plugin; what is a counted plugin's own is how it reads
+its count maps (``CountedPayloads``, which names the plugin in its refusals: ``invalid gpu map``), and
 set-node-resource-capacity's cards, which follow rules of their own (``cards``).
 """
 
@@ -88,7 +88,7 @@ KEEP = KeepStored()
 
 
 class CountedPayloads(Generic[C]):
-    """How a counted plugin reads its own payloads, for the shared request values in ``params``: into records
+    """How a counted plugin reads its own payloads, for the shared request values in ``envelope``: into records
     of its class ``record``, whose ``NAME`` its refusals give."""
 
     __slots__ = ("name", "record_type")

@@ -63,7 +63,7 @@ def request_param(req: JSONObject, key: str) -> NodeRequest | None:
 
 
 class StoragePayloads:
-    """How the storage plugin reads its own payloads, for the shared request values in ``params``."""
+    """How the storage plugin reads its own payloads, for the shared request values in ``envelope``."""
 
     __slots__ = ()
 

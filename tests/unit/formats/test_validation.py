@@ -89,3 +89,19 @@ def test_a_refusal_names_the_path_and_the_fix(plugin: str, verb: str, request_: 
     with pytest.raises(PluginError) as refused:
         validation.check(plugin, verb, "request", request_)
     assert str(refused.value) == f"request does not match the schema: {line}"
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("nodenmae", "nodename"),  # a few edits
+        ("node", "nodename"),  # half of it, inside it
+        ("deploy", "deploy_count"),
+        ("", None),
+        ("a", None),
+        ("ode", None),  # inside, but too little of it to be what was meant
+        ("zone", None),
+    ],
+)
+def test_a_guess_is_offered_only_for_a_near_miss(word: str, expected: str | None) -> None:
+    assert validation.meant(word, ["nodename", "deploy_count", "workload_resource_request"]) == expected
