@@ -79,13 +79,19 @@ def test_an_empty_stdin_says_what_goes_there(gpu: PluginDir, stdin: bytes) -> No
     assert "| resource-gpu add-node" in line and "resource-gpu add-node --help shows its keys" in line, line
 
 
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("args", [["add-node"], ["explain", "--node", "n1"]])
 def test_a_verb_at_a_terminal_says_what_it_waits_for_and_ctrl_c_is_one_line(gpu: PluginDir, args: list[str]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ERU_RESOURCE_CONFIG_PATH"}
     leader, follower = pty.openpty()
     try:
+        # Ctrl-C's default, as at a terminal: a suite started as a background job inherits SIGINT ignored
+        # (POSIX shells ignore it for asynchronous commands), and Python keeps an ignored SIGINT ignored.
         child = subprocess.Popen([gpu.exe, *args], cwd=gpu.path, stdin=follower, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=env)  # fmt: skip
+                                 stderr=subprocess.PIPE, env=env, preexec_fn=_interruptible)  # fmt: skip
         assert child.stderr is not None
         first = child.stderr.readline().decode()  # written before the read starts to wait
         assert first.startswith(f"resource-gpu {args[0]}: reading the request from the terminal: type one JSON"), first
